@@ -1,0 +1,147 @@
+"""The task contract shared by every RIoTBench task, and event helpers.
+
+An event is a plain JSON-able dict. Every task copies the accounting keys ``src`` (source name),
+``seq`` (sequence number at the source, which doubles as RIoTBench's MSGID) and ``ts`` (emit time
+in ms at the source) from its input to each output, so the runtime can measure end-to-end latency
+and count events per source without knowing what the tasks do. After ``SenMLParse`` an event holds
+one observation: ``sensor`` (the id field's value), ``meta`` (the message's meta fields), ``obs``
+(field name) and ``value`` (float, str or ``None`` for a filtered value); after ``Join`` it holds
+``fields`` (all observations of one message) instead of ``obs``/``value``.
+
+Tasks are deterministic (same input sequence, same outputs: no wall clock, no salted ``hash()``,
+no unseeded randomness) so a replayed or restored task reproduces its outputs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from reuse.errors import ReuseError
+
+__all__ = [
+    "ACCOUNTING_KEYS",
+    "Event",
+    "Task",
+    "StatefulTask",
+    "TaskError",
+    "derive",
+    "observations",
+    "group_key",
+    "stable_hash64",
+    "as_float",
+    "snapshot",
+]
+
+Event = dict[str, Any]
+
+#: Keys every task propagates from input to output.
+ACCOUNTING_KEYS = ("src", "seq", "ts")
+
+
+class TaskError(ReuseError):
+    """A task cannot be built (unknown type, bad config) or cannot process an event."""
+
+
+class Task:
+    """Base class: a task is built from its config and processes one event at a time.
+
+    Subclasses set ``type_name`` and implement :meth:`process`. Stateless tasks need nothing
+    else; the runtime may rebuild them at will.
+    """
+
+    type_name: str = "Task"
+    stateful: bool = False
+
+    def __init__(self, config: Any) -> None:
+        self.config = config
+
+    def process(self, event: Event) -> list[Event]:
+        """Consume one event and return zero or more output events."""
+        raise NotImplementedError
+
+    def _cfg(self, key: str, default: Any = None, *, required: bool = False) -> Any:
+        """Read a config key, failing with a clear message when a required one is missing."""
+        if not isinstance(self.config, dict):
+            if required:
+                raise TaskError(f"{self.type_name} needs a dict config, got {self.config!r}")
+            return default
+        if required and key not in self.config:
+            raise TaskError(f"{self.type_name} config lacks '{key}': {self.config!r}")
+        return self.config.get(key, default)
+
+
+class StatefulTask(Task):
+    """A task whose outputs depend on earlier inputs; its state can be checkpointed.
+
+    ``get_state`` returns a JSON-able snapshot and ``set_state`` restores it, so a task built from
+    the same config and given a snapshot continues exactly as the original would have.
+    """
+
+    stateful = True
+
+    def get_state(self) -> Any:
+        raise NotImplementedError
+
+    def set_state(self, state: Any) -> None:
+        raise NotImplementedError
+
+
+def derive(event: Event, **changes: Any) -> Event:
+    """Make an output event from an input one: keep accounting keys, sensor and meta, then update.
+
+    Copying (not mutating) the input matters because the runtime duplicates one output to several
+    downstream tasks (duplicate semantics) and they must not see each other's changes.
+    """
+    out: Event = {k: event[k] for k in ACCOUNTING_KEYS if k in event}
+    for k in ("sensor", "meta"):
+        if k in event:
+            out[k] = event[k]
+    out.update(changes)
+    return out
+
+
+def observations(event: Event) -> dict[str, Any]:
+    """The observations an event carries: ``fields`` of a joined message, else ``{obs: value}``."""
+    if "fields" in event:
+        return dict(event["fields"])
+    if "obs" in event:
+        return {event["obs"]: event.get("value")}
+    return {}
+
+
+def group_key(event: Event, obs: str, group_by: list[str]) -> str:
+    """String key of the keyed state an observation belongs to (JSON object keys must be str).
+
+    ``group_by`` lists event attributes from ``sensor``, ``obs`` and ``src``, mirroring Storm's
+    fields grouping ([SENSORID, OBSTYPE] etc.) in RIoTBench.
+    """
+    parts = []
+    for g in group_by:
+        if g == "obs":
+            parts.append(obs)
+        else:
+            parts.append(str(event.get(g, "")))
+    return "|".join(parts)
+
+
+def stable_hash64(text: str, salt: int = 0) -> int:
+    """A 64-bit hash that is the same in every process (``hash()`` of a str is salted per run)."""
+    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=8, salt=salt.to_bytes(8, "little"))
+    return int.from_bytes(digest.digest(), "little")
+
+
+def as_float(value: Any) -> float | None:
+    """Convert a SenML value to float, or ``None`` if it is missing or not numeric."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def snapshot(obj: Any) -> Any:
+    """A deep, JSON-checked copy of state: restoring must not alias the live task's containers."""
+    return json.loads(json.dumps(obj))

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+import json
+
+from reuse.tasks import make_task
+from reuse.tasks.sources import replay
+
+
+def test_senml_parse_first_sys_line(configs, data_dir):
+    parse = make_task("SenMLParse", configs["SYS"]["SenMLParse"])
+    ev = next(replay("SYS", data_dir, limit=1))
+    out = parse.process(ev)
+    assert [o["obs"] for o in out] == ["temperature", "humidity", "light", "dust", "airquality_raw"]
+    assert [o["value"] for o in out] == [8.0, 53.7, 0.0, 411.02, 140.0]
+    first = out[0]
+    assert (first["src"], first["seq"], first["ts"]) == ("SYS", 0, 0)
+    assert first["sensor"] == "ci4lr75sl000802ypo4qrcjda23"
+    assert first["meta"]["longitude"] == 6.1668213 and first["meta"]["timestamp"] == 1422748800000
+    json.dumps(out)
+
+
+def test_senml_parse_taxi_keeps_strings(taxi_obs):
+    first = [o for o in taxi_obs if o["seq"] == 0]
+    assert len(first) == 9  # observed fields: schema minus id and meta fields
+    vals = {o["obs"]: o["value"] for o in first}
+    assert vals["hack_license"] == "08F944E76118632BE09B9D4B04C7012A"
+    assert vals["fare_amount"] == 29.0
+    assert first[0]["meta"]["payment_type"] == "CSH"
+
+
+def test_annotate_and_csv_to_senml(configs, data_dir, sys_obs):
+    cfg = configs["SYS"]
+    join = make_task("Join", cfg["Join"])
+    msgs = [m for o in sys_obs for m in join.process(o)]
+    ann = make_task("Annotate", cfg["Annotate"], data_dir=data_dir)
+    annotated = ann.process(msgs[0])[0]
+    assert annotated["fields"]["location"] is not None  # every SYS sensor is in city-metadata
+    senml = make_task("CsvToSenML", cfg["CsvToSenML"]).process(annotated)[0]
+    body = json.loads(senml["payload"])
+    names = [e["n"] for e in body["e"]]
+    assert names[:2] == ["timestamp", "source"] and names[-2:] == ["location", "type"]
+    assert {"n": "temperature", "u": "far", "v": 8.0} in body["e"]
+    assert senml["seq"] == 0
