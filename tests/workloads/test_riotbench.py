@@ -1,0 +1,95 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+from reuse.tasks.resources import read_properties
+from reuse.workloads.riotbench import (
+    build_dataflows,
+    merkle_signatures,
+    source_configs,
+    workload_stats,
+    write_dags,
+)
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "riotbench"
+
+
+@pytest.fixture(scope="module")
+def dags():
+    if not DATA.is_dir():
+        pytest.skip("data/riotbench is not set up")
+    return build_dataflows(DATA)
+
+
+def test_shape_and_stats(dags):
+    assert len(dags) == 21
+    assert all(4 <= len(d["tasks"]) <= 8 for d in dags)
+    stats = workload_stats(dags)
+    assert stats == {"dags": 21, "tasks": 138, "distinct_types": 19,
+                     "distinct_types_excluding_sources": 16, "distinct_abstract_tasks": 47,
+                     "min_tasks": 5, "max_tasks": 8, "merged_tasks": 76}
+    assert len({d["id"] for d in dags}) == 21
+
+
+def test_each_dag_is_acyclic_dedup_and_well_formed(dags):
+    for d in dags:
+        ids = [t["id"] for t in d["tasks"]]
+        assert len(ids) == len(set(ids))
+        g = nx.DiGraph()
+        g.add_nodes_from(ids)
+        g.add_edges_from(d["streams"])
+        assert nx.is_directed_acyclic_graph(g) and nx.is_weakly_connected(g)
+        for t in d["tasks"]:
+            if g.in_degree(t["id"]) == 0:
+                assert t["config"] == "source" and t["type"] in ("SYS", "TAXI", "FIT")
+            if g.out_degree(t["id"]) == 0:
+                assert t["config"] == "sink" and t["type"] == "MQTTPublish"
+        sigs = merkle_signatures(d)
+        assert len(set(sigs.values())) == len(ids), d["id"]  # de-dup
+        json.dumps(d)
+
+
+def test_prefixes_are_shared_across_dataflows(dags):
+    seen: dict[str, set[str]] = {}
+    for d in dags:
+        for tid, s in merkle_signatures(d).items():
+            seen.setdefault(s, set()).add(f"{d['id']}:{tid}")
+    shared = [v for v in seen.values() if len(v) > 1]
+    parse_sys = next(v for v in shared if "etl-sys:parse" in v)
+    assert len(parse_sys) == 9  # every SYS dataflow reuses source -> SenMLParse
+
+
+def test_configs_trace_back_to_properties():
+    city = read_properties(DATA / "tasks_CITY.properties")
+    taxi = read_properties(DATA / "tasks_TAXI.properties")
+    sys_cfg, taxi_cfg = source_configs("SYS", DATA), source_configs("TAXI", DATA)
+    rng = ",".join(f"{k}:{lo:g}:{hi:g}" for k, (lo, hi)
+                   in sys_cfg["RangeFilter.drop"]["valid_range"].items())
+    assert rng == city["FILTER.RANGE_FILTER.VALID_RANGE"]
+    assert taxi_cfg["Join"]["max_count"] == int(taxi["JOIN.MAX_COUNT_VALUE"]) == 17
+    assert sys_cfg["BlockWindowAverage"]["window"] == 5 and taxi_cfg["BlockWindowAverage"]["window"] == 10
+    assert taxi_cfg["KalmanFilter"]["fields"] == taxi["STATISTICS.KALMAN_FILTER.USE_MSG_FIELDLIST"].split(",")
+    assert taxi_cfg["Interpolation"]["window"] == 0 and sys_cfg["Interpolation"]["window"] == 5
+    assert taxi_cfg["Annotate"]["file"] == "taxi-metadata-fulldataset.txt"
+    assert taxi_cfg["SenMLParse"]["id_field"] == "taxi_identifier"
+
+
+def test_same_type_differs_across_sources():
+    cfgs = [source_configs(s, DATA) for s in ("SYS", "TAXI", "FIT")]
+    for kind in ("SenMLParse", "RangeFilter.drop", "BloomFilterCheck", "Interpolation", "Join",
+                 "Annotate", "CsvToSenML", "KalmanFilter", "BlockWindowAverage",
+                 "DistinctApproxCount"):
+        rendered = {json.dumps(c[kind], sort_keys=True) for c in cfgs}
+        assert len(rendered) == 3, kind
+
+
+def test_write_dags(dags, tmp_path):
+    paths = write_dags(dags, tmp_path)
+    assert len(paths) == 21 and (tmp_path / "etl-sys.json").exists()
+    text = (tmp_path / "pred-taxi.json").read_text()
+    assert json.loads(text) == next(d for d in dags if d["id"] == "pred-taxi")
+    assert text.startswith('{\n "id"')
