@@ -1,0 +1,1 @@
+"""Workload loaders: real dataflow collections turned into the project's JSON dataflow format."""
