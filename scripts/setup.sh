@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Idempotent set-up shared by the README's two commands: Java check, .venv/, the project's data.
+# Sourced, not run: it leaves VENV_PY pointing at the venv's interpreter.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="$ROOT/.venv"
+SHARED_DATA="${REUSE_SHARED_DATA:-$ROOT/../shared/data}"
+
+say() { printf '[setup] %s\n' "$*" >&2; }
+
+# 1. Java 17+ (Spark 4 needs it).
+java_major() { java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1; }
+if ! command -v java >/dev/null 2>&1 || [ "$(java_major)" -lt 17 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        say "Java 17+ missing: installing Debian's openjdk-17-jre-headless"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+    else
+        echo "setup: Java 17 or newer is required by Spark 4 (install openjdk-17-jre-headless)" >&2
+        exit 1
+    fi
+fi
+
+# 2. The virtual environment, reinstalled when pyproject.toml changes.
+if [ ! -x "$VENV/bin/python" ]; then
+    say "creating $VENV"
+    python3 -m venv "$VENV"
+fi
+STAMP="$VENV/.installed-$(sha1sum "$ROOT/pyproject.toml" | cut -c1-12)"
+if [ ! -f "$STAMP" ]; then
+    say "installing the project and its dependencies into .venv (first run builds pyspark: a few minutes)"
+    if ! { "$VENV/bin/python" -m pip install --upgrade pip \
+           && "$VENV/bin/python" -m pip install -e "$ROOT[dev]"; } >"$VENV/install.log" 2>&1; then
+        tail -n 20 "$VENV/install.log" >&2
+        echo "setup: installing the project into .venv failed (full log: .venv/install.log)" >&2
+        exit 1
+    fi
+    rm -f "$VENV"/.installed-*
+    touch "$STAMP"
+fi
+VENV_PY="$VENV/bin/python"
+export VENV_PY
+
+# 3. Data: copied from ../shared/data into the ignored data/ folder.
+for part in opmw riotbench; do
+    if [ ! -d "$ROOT/data/$part" ]; then
+        if [ -d "$SHARED_DATA/$part" ]; then
+            say "copying $SHARED_DATA/$part -> data/$part"
+            mkdir -p "$ROOT/data"
+            cp -r "$SHARED_DATA/$part" "$ROOT/data/$part"
+        else
+            echo "setup: data/$part is missing and $SHARED_DATA/$part was not found (set REUSE_SHARED_DATA)" >&2
+            exit 1
+        fi
+    fi
+done
+export SPARK_LOCAL_IP=127.0.0.1
+export PYSPARK_PYTHON="$VENV_PY"
