@@ -1,0 +1,115 @@
+"""The CLI contract: clean one-line errors, the plan CSV, persistence across processes."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reuse.cli import main
+
+FIX = Path(__file__).resolve().parent / "fixtures"
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "reuse", *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+def write(tmp_path: Path, name: str, content) -> Path:
+    p = tmp_path / name
+    p.write_text(content if isinstance(content, str) else json.dumps(content))
+    return p
+
+
+BAD = {
+    "notjson.json": ("{oops", "not JSON"),
+    "missing.json": ({"id": "m", "tasks": [{"id": "a", "type": "T"}], "streams": []},
+                     "dag 'm': task 'a': task is missing field 'config'"),
+    "dup.json": ({"id": "d", "tasks": [{"id": "a", "type": "T", "config": 1}] * 2, "streams": []},
+                 "dag 'd': task 'a': duplicate task id"),
+    "unknown.json": ({"id": "u", "tasks": [{"id": "a", "type": "T", "config": 1}],
+                      "streams": [["a", "b"]]}, "task 'b': stream ['a', 'b'] names an unknown task"),
+    "loop.json": ({"id": "l", "tasks": [{"id": "a", "type": "T", "config": 1}],
+                   "streams": [["a", "a"]]}, "self-loop"),
+    "cycle.json": ({"id": "c", "tasks": [{"id": x, "type": "T" + x, "config": 1} for x in "abc"],
+                    "streams": [["a", "b"], ["b", "c"], ["c", "b"]]}, "has a cycle"),
+    "notdedup.json": ({"id": "n", "tasks": [{"id": "s", "type": "S", "config": "source"},
+                                            {"id": "x", "type": "T", "config": 1},
+                                            {"id": "y", "type": "T", "config": 1}],
+                       "streams": [["s", "x"], ["s", "y"]]}, "tasks 'x' and 'y' are equivalent"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_validate_bad_input_is_one_clean_line(tmp_path, capsys, name):
+    content, expected = BAD[name]
+    path = write(tmp_path, name, content)
+    assert main(["validate", str(path)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"reuse: error: {path}") and expected in err and "\n" not in err
+
+
+def test_validate_subprocess_has_no_traceback(tmp_path):
+    write(tmp_path, "notdedup.json", BAD["notdedup.json"][0])
+    r = run("validate", str(tmp_path / "notdedup.json"))
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stderr.count("\n") == 1
+    r = run("validate", "--dedup", str(tmp_path / "notdedup.json"))
+    assert r.returncode == 0 and "2 tasks" in r.stdout
+
+
+def test_plan_figure1_csv(tmp_path):
+    out = tmp_path / "out.csv"
+    r = run("plan", "--dags", str(FIX / "figure1"), "--trace", str(FIX / "figure1-trace.json"),
+            "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.DictReader(out.open()))
+    assert [(r["step"], r["op"], r["dag"], r["default_tasks"], r["reuse_tasks"], r["running_dags"])
+            for r in rows] == [("1", "submit", "A", "5", "5", "1"), ("2", "submit", "B", "10", "7", "1"),
+                               ("3", "submit", "C", "16", "9", "1"), ("4", "submit", "D", "21", "14", "2"),
+                               ("5", "remove", "B", "16", "13", "2")]
+
+
+@pytest.mark.parametrize("ops, expected", [
+    ([{"op": "submit", "dag": "Z"}], "step 1: dag 'Z': unknown DAG id"),
+    ([{"op": "remove", "dag": "A"}], "step 1: dag 'A': is removed but not submitted"),
+    ([{"op": "submit", "dag": "A"}, {"op": "submit", "dag": "A"}],
+     "step 2: dag 'A': is submitted twice while present"),
+    ([{"op": "start", "dag": "A"}], "step 1: each op must be"),
+])
+def test_plan_trace_errors(tmp_path, capsys, ops, expected):
+    trace = write(tmp_path, "t.json", {"ops": ops})
+    out = tmp_path / "out.csv"
+    assert main(["plan", "--dags", str(FIX / "figure1"), "--trace", str(trace),
+                 "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert expected in err and str(trace) in err and "\n" not in err
+    assert not out.exists()
+
+
+def test_plan_rejects_a_bad_dag_directory(tmp_path, capsys):
+    (tmp_path / "dags").mkdir()
+    write(tmp_path / "dags", "x.json", BAD["cycle.json"][0])
+    trace = write(tmp_path, "t.json", {"ops": []})
+    assert main(["plan", "--dags", str(tmp_path / "dags"), "--trace", str(trace),
+                 "--out", str(tmp_path / "o.csv")]) == 1
+    assert "has a cycle" in capsys.readouterr().err
+
+
+def test_persistent_submit_remove_status_across_processes(tmp_path):
+    state = str(tmp_path / "state")
+    r = run("submit", "--state", state, str(FIX / "figure1" / "A.json"), str(FIX / "figure1" / "B.json"))
+    assert r.returncode == 0, r.stderr
+    assert "reuse 3" in r.stdout.splitlines()[1]
+    r = run("remove", "--state", state, "A")
+    assert r.returncode == 0 and "stop 2" in r.stdout
+    r = run("status", "--state", state, "--json")
+    status = json.loads(r.stdout)
+    assert status["submitted"] == ["B"] and status["tasks"] == 5
+    r = run("remove", "--state", state, "A")
+    assert r.returncode == 1 and r.stderr.strip() == "reuse: error: dag 'A': is not submitted"
