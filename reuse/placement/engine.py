@@ -120,14 +120,15 @@ class Engine:
         need_mem = o.mem + o.window * fl.size_in[op]
         apply(res.mem[cand] + 1e-9 >= need_mem, "eq12", f"no residual memory for {need_mem:g} B")
         cost = fl.op_weight[op] * service_time(cpu, o.cpu, lam, o.window, is_src)
+        pending: dict[int, float] = {}  # this operator's own streams sharing a link (eq 13)
         for e, h in self.neighbours(op):
             bw = infra.bandwidth_from(h, cand)
             rate, size = fl.stream_rate[e], fl.stream_size[e]
             apply((np.isinf(bw)) | (rate < bw / (BITS_PER_BYTE * size)), "eq10",
                   f"stream {e} too fast for links from resource {h}")
-            bits = rate * size * BITS_PER_BYTE
+            pending[h] = pending.get(h, 0.0) + rate * size * BITS_PER_BYTE
             used = res.link_used(h, cand)
-            apply(np.isinf(bw) | (used + bits <= bw * (1 + 1e-9)), "eq13",
+            apply(np.isinf(bw) | (used + pending[h] <= bw * (1 + 1e-9)), "eq13",
                   f"no residual bandwidth from resource {h}")
             lat = infra.latency_from(h, cand)
             cost = cost + fl.stream_weight[e] * communication_time(bw, lat, size, rate)

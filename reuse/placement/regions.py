@@ -4,9 +4,11 @@ Readings:
 
 * A sink is a *cloud sink* when it is pinned on a cloud resource, an *edge sink* otherwise
   (unpinned sinks count as edge: the edge region has priority).
-* An operator is in the **edge region** when some path from it reaches an edge sink ("shares
-  paths with sinks located at the edge"), otherwise in the **cloud region** (all its sinks are in
-  the cloud, which includes "immediately upstream to sinks placed on the cloud").
+* An operator is in the **cloud region** when it is "immediately upstream to sinks placed on the
+  cloud" (one of its output streams goes to a cloud sink) and shares no path with an edge sink.
+  Every other operator is in the **edge region**: the ones that share paths with edge sinks, and,
+  taking the paper's two rules literally, those further upstream on cloud-only paths, which
+  are therefore tried on the edge first (an edge region "has a higher priority").
 * Splitters (out-degree > 1), mergers (in-degree > 1) and parallel regions (operators between a
   splitter and a merger that both reach them) are what create the multiple paths whose sinks
   decide the region; :func:`patterns` labels them for reports.
@@ -51,7 +53,10 @@ def regions(app: Application, infra: Infrastructure) -> Regions:
             for e in app.downstream[i]:
                 acc |= reach[app.streams[e].dst]
             reach[i] = frozenset(acc)
-    edge = tuple(bool(r - cloud_sinks) for r in reach)
+    feeds_cloud = [any(app.streams[e].dst in cloud_sinks for e in app.downstream[i])
+                   for i in range(app.n)]
+    edge = tuple(i not in cloud_sinks if app.operators[i].kind == SINK
+                 else bool(reach[i] - cloud_sinks) or not feeds_cloud[i] for i in range(app.n))
     return Regions(edge, tuple(reach), cloud_sinks)
 
 
