@@ -56,7 +56,6 @@ Mapping decisions (the paper's model, section 3.1)
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 import statistics
@@ -74,6 +73,8 @@ import rdflib
 from rdflib import RDF, Namespace, URIRef
 from rdflib import Literal as RdfLiteral
 
+from reuse import equivalence
+from reuse.dataflow import parse_dataflow
 from reuse.workloads.rdf_fixups import parse_wings_rdfxml
 
 WFLOW = Namespace("http://www.isi.edu/2007/08/workflow.owl#")
@@ -324,34 +325,16 @@ def _short_names(keys: Iterable[str]) -> dict[str, str]:
 
 
 def signatures(dag: Dataflow) -> dict[str, str]:
-    """Merkle signature per task: sha256(type, canonical config, sorted parent signatures).
-
-    Equal signatures in one DAG mean equivalent tasks (section 3.2: config-similar with
-    equivalent ancestor graphs), so a de-dup DAG has all signatures distinct. Private stand-in
-    for the core's future ``reuse.equivalence``; parent signatures are de-duplicated so a task
-    fed by two duplicates hashes as if they had been collapsed.
-    """
-    preds: dict[str, set[str]] = {t["id"]: set() for t in dag["tasks"]}
-    for up, down in dag["streams"]:
-        preds[down].add(up)
-    task = {t["id"]: t for t in dag["tasks"]}
-    sig: dict[str, str] = {}
-    for tid in TopologicalSorter(preds).static_order():
-        payload = [task[tid]["type"], task[tid]["config"], sorted({sig[p] for p in preds[tid]})]
-        sig[tid] = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
-    return sig
+    """Signature per task (see :mod:`reuse.equivalence`); a de-dup DAG has them all distinct."""
+    return equivalence.signatures(parse_dataflow(dag))
 
 
 def _collapse(dag: Dataflow) -> int:
-    """Merge tasks with equal signatures into the smallest id, in place; return how many went."""
-    groups: dict[str, list[str]] = defaultdict(list)
-    for tid, s in signatures(dag).items():
-        groups[s].append(tid)
-    keep = {tid: min(ids) for ids in groups.values() for tid in ids}
-    dag["tasks"] = [t for t in dag["tasks"] if keep[t["id"]] == t["id"]]
-    dag["streams"] = sorted({(keep[a], keep[b]) for a, b in dag["streams"]})
-    dag["streams"] = [list(s) for s in dag["streams"]]
-    return sum(len(ids) - 1 for ids in groups.values())
+    """Collapse equivalent tasks in place (:func:`reuse.equivalence.dedup`); return how many went."""
+    before = len(dag["tasks"])
+    collapsed = equivalence.dedup(parse_dataflow(dag)).to_dict()
+    dag["tasks"], dag["streams"] = collapsed["tasks"], collapsed["streams"]
+    return before - len(dag["tasks"])
 
 
 def _skip(corpus: Corpus, path: Path, template: str | None, reason: str) -> None:

@@ -16,12 +16,13 @@ is the paper's semantics (both receive the identical stream).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Any
 
+from reuse.dataflow import parse_dataflow
+from reuse.equivalence import signatures
 from reuse.tasks.resources import read_properties, read_schema
 from reuse.tasks.sources import SOURCE_FILES
 
@@ -248,37 +249,8 @@ def build_dataflows(data_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 
 def merkle_signatures(dag: dict[str, Any]) -> dict[str, str]:
-    """Signature of every task: hash of type, canonical config and its sorted parents' signatures.
-
-    Two tasks are equivalent (same type, config and equivalent ancestor graph, Section 3.2) iff
-    their signatures are equal, up to hash collisions. A private helper until the core's
-    ``reuse.equivalence`` is available. Raises ``ValueError`` on a cycle or an unknown task id.
-    """
-    tasks = {t["id"]: t for t in dag["tasks"]}
-    parents: dict[str, list[str]] = {tid: [] for tid in tasks}
-    for up, down in dag["streams"]:
-        if up not in tasks or down not in tasks:
-            raise ValueError(f"{dag['id']}: stream {up}->{down} names an unknown task")
-        parents[down].append(up)
-    sigs: dict[str, str] = {}
-    visiting: set[str] = set()
-
-    def sig(tid: str) -> str:
-        if tid in sigs:
-            return sigs[tid]
-        if tid in visiting:
-            raise ValueError(f"{dag['id']}: cycle through task '{tid}'")
-        visiting.add(tid)
-        t = tasks[tid]
-        text = json.dumps([t["type"], json.dumps(t["config"], sort_keys=True),
-                           sorted(sig(p) for p in parents[tid])])
-        visiting.discard(tid)
-        sigs[tid] = hashlib.sha256(text.encode()).hexdigest()
-        return sigs[tid]
-
-    for tid in tasks:
-        sig(tid)
-    return sigs
+    """Signature of every task (see :mod:`reuse.equivalence`): equal iff the tasks are equivalent."""
+    return signatures(parse_dataflow(dag))
 
 
 def workload_stats(dataflows: list[dict[str, Any]]) -> dict[str, Any]:
