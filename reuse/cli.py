@@ -162,7 +162,14 @@ def build_parser() -> argparse.ArgumentParser:
         c.add_argument("--state", required=True, help="state directory (created if absent)")
         c.add_argument("--json", action="store_true")
         c.set_defaults(func=func)
+    _add_layer_parsers(sub)
     return p
+
+
+def _add_layer_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Sub-commands of the other layers, added explicitly (nothing registers itself)."""
+    from reuse import cli_workloads
+    cli_workloads.add_parsers(sub)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from graphlib import TopologicalSorter
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from reuse.workloads.rdf_fixups import parse_wings_rdfxml
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "data" / "opmw" / "wings-corpus"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+# most tests check the explicit mapping: variable-named sources and one sink task per output
+EXPLICIT = {"sources": "variable", "sinks": "output"}
 needs_corpus = pytest.mark.skipif(
     not CORPUS.is_dir(), reason=f"{CORPUS} absent: copy /work/shared/data/opmw to data/opmw (set-up)")
 
@@ -25,7 +28,7 @@ SINGLE_PROCESS = {"Classifier", "Classify", "CorrelationScore", "Discretize", "M
 @pytest.fixture(scope="module")
 def corpus() -> opmw.Corpus:
     with pytest.warns(opmw.OpmwWarning):
-        return opmw.load_corpus(CORPUS)
+        return opmw.load_corpus(CORPUS, **EXPLICIT)
 
 
 def _kinds(dag: dict) -> tuple[set[str], set[str]]:
@@ -117,7 +120,7 @@ def test_type_names_are_unambiguous(corpus: opmw.Corpus) -> None:
 @needs_corpus
 def test_type_only_sources_collapse_parallel_branches() -> None:
     with pytest.warns(opmw.OpmwWarning):
-        by_type = opmw.load_corpus(CORPUS, sources="type")
+        by_type = opmw.load_corpus(CORPUS, sources="type", sinks="output")
     words = next(d for d in by_type.dataflows if d["id"] == "Words")
     # Words compares two HTML documents through identical branches: 2 HTML + 4 pattern sources
     # and 2 x 5 branch steps fold into 1 + 1 and 5 (9 tasks go); merge, compare, sink remain.
@@ -168,7 +171,7 @@ def test_rdf_id_fixup_is_needed_and_sufficient() -> None:
 
 def _expect_skip(path: Path, reason: str) -> opmw.Corpus:
     with pytest.warns(opmw.OpmwWarning, match=re.escape(str(path))) as record:
-        result = opmw.load_corpus(path)
+        result = opmw.load_corpus(path, **EXPLICIT)
     assert any(reason in str(w.message) for w in record), [str(w.message) for w in record]
     assert [s.path for s in result.skipped] == [str(path)]
     return result
@@ -222,7 +225,7 @@ def test_opmw_missing_type_skips_only_that_template() -> None:
 
 
 def test_opmw_fixture_parses_to_expected_dag() -> None:
-    result = opmw.load_corpus(FIXTURES / "opmw_good.ttl")
+    result = opmw.load_corpus(FIXTURES / "opmw_good.ttl", **EXPLICIT)
     assert result.skipped == [] and result.collapsed == {}
     g = "FixtureGood/"
     assert result.dataflows == [{
@@ -241,7 +244,7 @@ def test_opmw_fixture_parses_to_expected_dag() -> None:
 
 def test_fixture_folder_loads_good_and_skips_bad() -> None:
     with pytest.warns(opmw.OpmwWarning):
-        result = opmw.load_corpus(FIXTURES)
+        result = opmw.load_corpus(FIXTURES, **EXPLICIT)
     assert [d["id"] for d in result.dataflows] == ["FixtureGood", "FixtureSecond"]
     assert sorted(s.template or "" for s in result.skipped) == ["FixtureCycle", "FixtureUntyped"]
     assert result.found == 4
@@ -255,3 +258,19 @@ def test_signatures_detect_duplicates() -> None:
            "streams": [["s", "a"], ["s", "b"], ["s", "c"]]}
     sigs = opmw.signatures(dag)
     assert sigs["a"] == sigs["b"] != sigs["c"]
+
+
+@needs_corpus
+def test_default_mapping_uses_leaf_processes_as_sinks_and_ordinal_sources() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", opmw.OpmwWarning)
+        default = opmw.load_corpus(CORPUS)
+    stemming = next(d for d in default.dataflows if d["id"] == "Stemming")
+    kinds = {t["id"]: (t["type"], t["config"]) for t in stemming["tasks"]}
+    assert not any(c == "sink" for _, c in kinds.values())
+    assert kinds["Stemming/in:Dataset"] == ("DataVariable", "source")
+    assert kinds["Stemming/in:Words"] == ("DataVariable[2]", "source")
+    for dag in default.dataflows:
+        has_child = {a for a, _ in dag["streams"]}
+        leaves = [t for t in dag["tasks"] if t["id"] not in has_child]
+        assert leaves and all(t["config"] == "default" for t in leaves)
