@@ -12,7 +12,8 @@ scheme walks its preference order and keeps the first feasible ones:
 * **data-sink locations**: for every distinct location of a sink the operator reaches, the
   feasible resource with the smallest latency to it (the sink's host first).
 
-The list then goes through AELS+RP's rules (edge region: edge candidates first, cloud candidates
+Each scheme examines at most :data:`SCHEME_BUDGET` resources per upstream operator. The list
+then goes through AELS+RP's rules (edge region: edge candidates first, cloud candidates
 next, then the full cloud search; cloud region: the cloud closest to its sinks). Preference orders
 come from an index built once per placement (a sort of devices by site and LAN latency, and
 per-site orders of sites and clouds by WAN latency, computed when first needed); building it is
@@ -72,15 +73,25 @@ class LatencyIndex:
         return got
 
 
-def _first_feasible(eng: Engine, op: int, chunks: Iterator[np.ndarray], k: int) -> list[int]:
+#: resources one scheme may examine for one upstream operator before giving up. Without a bound,
+#: an operator whose input streams cannot leave their host together (eq 13) makes the in-transit
+#: scheme walk every device of every site, all infeasible for the same reason.
+SCHEME_BUDGET = 128
+
+
+def _first_feasible(eng: Engine, op: int, chunks: Iterator[np.ndarray], k: int,
+                    budget: int = SCHEME_BUDGET) -> list[int]:
     got: list[int] = []
+    seen = 0
     for arr in chunks:
         if not len(arr):
             continue
+        arr = arr[: max(budget - seen, 1)]
+        seen += len(arr)
         ev = eng.evaluate(op, arr)
         for r in arr[ev.feasible][: k - len(got)]:
             got.append(int(r))
-        if len(got) >= k:
+        if len(got) >= k or seen >= budget:
             break
     return got
 
