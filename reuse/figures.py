@@ -18,7 +18,7 @@ from reuse.planner import StepRecord, replay, reuse_histogram
 from reuse.traces import Op, random_walk_trace, seq_trace
 from reuse.workloads.registry import WORKLOADS
 
-__all__ = ["TRACE_SEEDS", "PlannerRun", "make_trace", "planner_run", "summary_row",
+__all__ = ["TRACE_SEEDS", "PlannerRun", "make_trace", "planner_run", "planner_figures", "summary_row",
            "plot_running_tasks", "plot_reuse_histogram"]
 
 # SEQ, RW1 and RW2 are three seeds of the generators (RW1 and RW2: "two seeds")
@@ -110,3 +110,38 @@ def plot_reuse_histogram(run: PlannerRun, ax: Any) -> None:
     ax.set_title(title, fontsize="medium")
     ax.set_xlabel("DAGs served [k, k+1)")
     ax.set_ylabel("fraction of task-time")
+
+
+def planner_figures(workload: str, flows: Sequence[Dataflow], out_dir: Any,
+                    traces: Sequence[str] = ("seq", "rw1", "rw2"), walk: int | None = None,
+                    ) -> tuple[list[PlannerRun], pd.DataFrame]:
+    """Run every trace of a workload, save the Figure 2 and Figure 4 panels as PNGs, and return
+    the runs and the summary table (ours beside the paper's). ``walk`` shortens RW traces."""
+    from pathlib import Path
+
+    import matplotlib
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    runs = []
+    for trace in traces:
+        ops = None
+        if walk is not None and trace != "seq":
+            ids = [f.id for f in flows]
+            w = WORKLOADS[workload]
+            ops = random_walk_trace(ids, seed=TRACE_SEEDS[trace],
+                                    populate=min(w.populate, len(ids)), walk=walk)
+        run = planner_run(workload, trace, flows, ops)
+        runs.append(run)
+        run.frame.to_csv(out / f"plan_{workload}_{trace}.csv", index=False)
+        for fig_no, plot in ((2, plot_running_tasks), (4, plot_reuse_histogram)):
+            fig, ax = plt.subplots(figsize=(6, 3.6))
+            plot(run, ax)
+            fig.tight_layout()
+            fig.savefig(out / f"fig{fig_no}_{workload}_{trace}.png", dpi=110)
+            plt.close(fig)
+    summary = pd.DataFrame([summary_row(r) for r in runs])
+    summary.to_csv(out / f"summary_planner_{workload}.csv", index=False)
+    return runs, summary
