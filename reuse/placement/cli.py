@@ -3,7 +3,10 @@
 ``reuse place [run] --strategy NAME|all --infra-size C,S,D --app-size N --seed N --out OUT.csv``
 prints one line per strategy (status, AL, resolution time) and writes the operator-to-resource
 mapping; ``reuse place eval --scale tiny|small|paper --out DIR`` writes ``runs.csv``,
-``report.txt`` and the figures, and prints the report.
+``report.txt`` and the figures, and prints the report;
+``reuse place trace --workload riot --trace seq|rw --seed N --bus cloud|local --out DIR`` places
+every step of a reuse trace incrementally, fully and by default (no reuse) and writes
+``steps.csv`` and ``per_dataflow.csv``.
 """
 
 from __future__ import annotations
@@ -42,7 +45,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p = subparsers.add_parser("place", help="latency-aware placement (Veith et al.)",
                               description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("action", nargs="?", choices=("run", "eval"), default="run")
+    p.add_argument("action", nargs="?", choices=("run", "eval", "trace"),
+                   default="run")
     p.add_argument("--strategy", default="aels+rp+la",
                    help=f"one of {', '.join(STRATEGIES)} or 'all' (run)")
     p.add_argument("--infra-size", default="10,10,10", help="clouds,sites,devices (run)")
@@ -51,7 +55,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--config", type=int, default=0, help="application configuration (run)")
     p.add_argument("--time-limit", type=float, default=None, help="seconds per placement")
     p.add_argument("--scale", default="small", help="tiny, small or paper (eval)")
-    p.add_argument("--out", default=None, help="CSV (run) or directory (eval)")
+    p.add_argument("--workload", default="riot", help="riot or opmw (trace)")
+    p.add_argument("--trace", default="seq", choices=("seq", "rw"), help="trace kind (trace)")
+    p.add_argument("--bus", default="cloud", choices=("cloud", "local"),
+                   help="where partial-DAG brokers run (trace)")
+    p.add_argument("--out", default=None, help="CSV (run) or directory (eval, trace)")
     p.set_defaults(func=run)
     return p
 
@@ -60,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
     """Execute ``reuse place``; returns the exit status (1 if a placement failed)."""
     if args.action == "eval":
         return _eval(args)
+    if args.action == "trace":
+        return _trace(args)
     c, s, d = parse_size(args.infra_size)
     infra = make_infrastructure(c, s, d, seed=args.seed)
     app = make_application(args.app_size, infra, graph_seed=args.seed, config_seed=args.config)
@@ -108,6 +118,33 @@ def _eval(args: argparse.Namespace) -> int:
         (out / "report.txt").write_text(report + "\n")
         plot_figures(df, out)
     return 0
+
+
+def _trace(args: argparse.Namespace) -> int:
+    from reuse.placement.reuse_trace import TraceSettings, place_trace, summarize
+    from reuse.traces import random_walk_trace, seq_trace
+    from reuse.workloads.registry import WORKLOADS, load_workload
+
+    flows = {f.id: f for f in load_workload(args.workload)}
+    if args.trace == "seq":
+        ops = seq_trace(sorted(flows), seed=args.seed)
+    else:
+        ops = random_walk_trace(sorted(flows), seed=args.seed,
+                                populate=WORKLOADS[args.workload].populate)
+    c, s, d = parse_size(args.infra_size)
+    infra = make_infrastructure(c, s, d, seed=args.seed)
+    settings = TraceSettings(strategy=args.strategy, seed=args.seed, bus=args.bus,
+                             time_limit=args.time_limit)
+    steps, per_flow = place_trace(flows, ops, infra, settings)
+    print(f"{infra.describe()}; {args.workload} {args.trace} trace, {len(ops)} steps, "
+          f"strategy {args.strategy}, bus {args.bus}")
+    print(summarize(steps, per_flow).to_string(float_format=lambda x: f"{x:.4g}"))
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        steps.to_csv(out / "steps.csv", index=False)
+        per_flow.to_csv(out / "per_dataflow.csv", index=False)
+    return 0 if (steps.status == "ok").all() else 1
 
 
 def main(argv: list[str] | None = None) -> int:
