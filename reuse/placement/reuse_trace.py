@@ -236,7 +236,8 @@ def place_trace(flows: Mapping[str, object], trace: Sequence[object], infra: Inf
                             if o.kind != SOURCE) / 1e6)
             row = dict(step=step, op=op.op, dag=op.dag, mode=mode,
                        status="ok" if out.ok else "failed",
-                       constraint="" if out.ok else out.constraint, placed=free,
+                       constraint="" if out.ok else out.constraint,
+                       failed_at="" if out.ok else f"{out.operator}: {out.detail}", placed=free,
                        tasks=sum(1 for k in keys if not k.startswith(("out:", "bus:"))),
                        buses=sum(1 for k in keys if k.startswith("bus:")),
                        cpu_mips=cpu, resolution_time=elapsed,
