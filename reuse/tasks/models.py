@@ -61,7 +61,7 @@ class DecisionTree:
         node = _Node(label=int(np.argmax(counts)), counts=counts.tolist())
         if depth >= self.max_depth or len(y) < 2 * self.min_leaf or counts.max() == len(y):
             return node
-        best = (_gini(counts.astype(float)) * len(y), -1, 0.0)
+        best: tuple[float, int, float] = (float(_gini(counts.astype(float)) * len(y)), -1, 0.0)
         for f in range(x.shape[1]):
             order = np.argsort(x[:, f], kind="stable")
             xs, ys = x[order, f], y[order]

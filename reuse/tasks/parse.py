@@ -68,7 +68,7 @@ class SenMLParse(Task):
         if "timestamp" in self.meta_fields and "timestamp" not in meta and "bt" in msg:
             meta["timestamp"] = as_float(msg["bt"])
         sensor = values.get(self.id_field)
-        base = {k: event[k] for k in ("src", "seq", "ts") if k in event}
+        base: dict[str, Any] = {k: event[k] for k in ("src", "seq", "ts") if k in event}
         out = []
         for name in self.fields:
             if name in values:
