@@ -79,6 +79,7 @@ from rdflib import Literal as RdfLiteral
 
 from reuse import equivalence
 from reuse.dataflow import parse_dataflow
+from reuse.workloads import write_dags as write_dags  # re-exported for callers
 from reuse.workloads.rdf_fixups import parse_wings_rdfxml
 
 WFLOW = Namespace("http://www.isi.edu/2007/08/workflow.owl#")
@@ -489,15 +490,3 @@ def select(dataflows: Sequence[Dataflow], n: int | None = 35, seed: int = DEFAUL
     if not 0 <= n <= len(pool):
         raise ValueError(f"cannot choose {n} of {len(pool)} dataflows")
     return sorted(random.Random(seed).sample(pool, n), key=lambda d: d["id"])
-
-
-def write_dags(dataflows: Iterable[Dataflow], out_dir: str | Path) -> list[Path]:
-    """Write one ``<id>.json`` per dataflow (sorted keys, indent 1) and return the paths."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for dag in dataflows:
-        path = out / f"{dag['id']}.json"
-        path.write_text(json.dumps(dag, sort_keys=True, indent=1) + "\n", encoding="utf-8")
-        paths.append(path)
-    return paths

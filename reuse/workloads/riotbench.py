@@ -25,6 +25,7 @@ from reuse.dataflow import parse_dataflow
 from reuse.equivalence import signatures
 from reuse.tasks.resources import read_properties, read_schema
 from reuse.tasks.sources import SOURCE_FILES
+from reuse.workloads import write_dags
 
 __all__ = [
     "SOURCES",
@@ -275,15 +276,3 @@ def workload_stats(dataflows: list[dict[str, Any]]) -> dict[str, Any]:
         "max_tasks": max(sizes),
         "merged_tasks": len(merged),
     }
-
-
-def write_dags(dataflows: list[dict[str, Any]], out_dir: str | os.PathLike[str]) -> list[Path]:
-    """Write one ``<id>.json`` per dataflow (sorted keys, indent 1); returns the paths."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for d in dataflows:
-        path = out / f"{d['id']}.json"
-        path.write_text(json.dumps(d, sort_keys=True, indent=1) + "\n", encoding="utf-8")
-        paths.append(path)
-    return paths
