@@ -19,6 +19,7 @@ from pathlib import Path
 from reuse.placement.errors import PlacementError
 from reuse.placement.generators import make_application, make_infrastructure
 from reuse.placement.registry import STRATEGIES, get_strategy
+from reuse.placement.result import Placement
 
 __all__ = ["add_parser", "run", "parse_size"]
 
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     status = 0
     for name, fn in strategies:
         out = fn(app, infra, time_limit=args.time_limit)
-        if out.ok:
+        if isinstance(out, Placement):
             print(f"{name:11s} ok   AL={out.latency:.6g} s  time={out.resolution_time:.4f} s  "
                   f"evaluations={out.evaluations}")
             for i, o in enumerate(app.operators):

@@ -119,9 +119,9 @@ def audit(app: Application, infra: Infrastructure, hosts: np.ndarray,
                                             f"mu {mu:g}"))
             cpu[k] += flows.rate_in[i] * o.cpu
         mem[k] += o.mem + o.window * flows.size_in[i]
-    for k in np.flatnonzero(cpu > infra.cpu * 1e6 * (1 + _EPS)):
+    for k in np.flatnonzero(cpu > infra.cpu * 1e6 * (1 + _EPS)).tolist():
         out.append(Violation("eq11", f"resource {k}: cpu {cpu[k]:g} > {infra.cpu[k] * 1e6:g}"))
-    for k in np.flatnonzero(mem > infra.mem * (1 + _EPS)):
+    for k in np.flatnonzero(mem > infra.mem * (1 + _EPS)).tolist():
         out.append(Violation("eq12", f"resource {k}: mem {mem[k]:g} > {infra.mem[k]:g}"))
     use: dict[tuple[int, int], float] = defaultdict(float)
     for e, s in enumerate(app.streams):

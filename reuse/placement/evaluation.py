@@ -29,6 +29,7 @@ from reuse.placement.generators import (
 )
 from reuse.placement.paper import PAPER_CLAIMS, PAPER_TIME_LIMIT, PAPER_VIOLATIONS
 from reuse.placement.registry import STRATEGIES, get_strategy
+from reuse.placement.result import Placement, PlacementFailure
 
 __all__ = ["Scale", "SCALES", "run_grid", "violation_table", "failure_table", "figure_data",
            "margins", "format_report", "APP_CLASSES", "TOPO_CLASSES"]
@@ -78,15 +79,17 @@ def run_grid(scale: Scale | str, *, seed: int = 0,
                 app = make_application(n_ops, infra, graph_seed=seed * 1000 + g, config_seed=c)
                 for name in scale.strategies:
                     out = get_strategy(name)(app, infra, time_limit=scale.time_limit)
-                    status = "ok" if out.ok else (
-                        "time_limit" if out.constraint == "time_limit" else "infeasible")
+                    placed = out if isinstance(out, Placement) else None
+                    failed = out if isinstance(out, PlacementFailure) else None
+                    status = "ok" if failed is None else (
+                        "time_limit" if failed.constraint == "time_limit" else "infeasible")
                     rows.append(dict(
                         topology=str(topo), topo_class=topo.klass, resources=topo.total,
                         graph=g, operators=n_ops, app_class=app_class(n_ops), config=c,
                         strategy=name, status=status,
-                        constraint="" if out.ok else out.constraint,
+                        constraint="" if failed is None else failed.constraint,
                         resolution_time=out.resolution_time,
-                        latency=out.latency if out.ok else np.nan,
+                        latency=placed.latency if placed is not None else np.nan,
                         evaluations=out.evaluations))
         if progress is not None:
             progress(f"{topo} ({topo.total} resources) done")

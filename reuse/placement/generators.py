@@ -34,6 +34,7 @@ Application readings:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -178,7 +179,7 @@ def make_application(n_ops: int, infra: Infrastructure, *, graph_seed: int = 0,
                     for u, v in edges)
     trans = [i for i in range(n_ops) if kinds[i] == TRANSFORM]
     stateful = set(rng.choice(trans, size=max(1, round(0.2 * len(trans))), replace=False).tolist())
-    params = []
+    params: list[dict[str, Any]] = []
     for i in range(n_ops):
         params.append(dict(cpu=rng.uniform(1000, 10000), mem=rng.uniform(100, 7500),
                            selectivity=rng.uniform(0.1, 1.0), compression=rng.uniform(0.1, 1.0),

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -41,6 +42,11 @@ from reuse.placement.latency import (
 from reuse.placement.model import SINK, SOURCE, TRANSFORM, Application, Infrastructure, Operator
 from reuse.placement.model import Stream as PStream
 from reuse.placement.registry import get_strategy
+from reuse.placement.result import Placement
+
+if TYPE_CHECKING:
+    from reuse.dataflow import Dataflow
+    from reuse.traces import Op
 
 __all__ = ["TraceSettings", "place_trace", "latency_by_group", "summarize", "MODES"]
 
@@ -71,9 +77,9 @@ def _rng(*parts: object) -> np.random.Generator:
     return np.random.default_rng(int.from_bytes(h[:8], "little"))
 
 
-def _task_params(signature: str, is_source: bool, s: TraceSettings, lan: float) -> dict:
+def _task_params(signature: str, is_source: bool, s: TraceSettings, lan: float) -> dict[str, Any]:
     rng = _rng("task", s.seed, signature)
-    p = dict(cpu=rng.uniform(1000, 10000), mem=rng.uniform(100, 7500),
+    p: dict[str, Any] = dict(cpu=rng.uniform(1000, 10000), mem=rng.uniform(100, 7500),
              selectivity=rng.uniform(0.1, 1.0), compression=rng.uniform(0.1, 1.0),
              window=int(rng.integers(1, 101)) if rng.random() < s.stateful_share else 0)
     if is_source:
@@ -89,7 +95,7 @@ def _task_params(signature: str, is_source: bool, s: TraceSettings, lan: float) 
 class _Graph:
     """A deployable state: operator keys, their parents, params and pins; consumers per dataflow."""
 
-    params: dict[str, dict] = field(default_factory=dict)
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)
     parents: dict[str, list[str]] = field(default_factory=dict)
     pins: dict[str, int] = field(default_factory=dict)
     groups: dict[str, list[str]] = field(default_factory=dict)  # dataflow -> consumer keys
@@ -127,7 +133,7 @@ def latency_by_group(app: Application, infra: Infrastructure, hosts: np.ndarray,
     for i in app.topological_order:
         n_in[i] = 1.0 if not app.upstream[i] else sum(n_in[app.streams[e].src]
                                                       for e in app.upstream[i])
-    out = {}
+    out: dict[str, float] = {}
     for g, sinks in groups.items():
         n_out = np.zeros(app.n)
         n_out[list(sinks)] = 1.0
@@ -139,7 +145,7 @@ def latency_by_group(app: Application, infra: Infrastructure, hosts: np.ndarray,
     return out
 
 
-def _consumers(flow, infra: Infrastructure, s: TraceSettings) -> list[tuple[str, int]]:
+def _consumers(flow: Dataflow, infra: Infrastructure, s: TraceSettings) -> list[tuple[str, int]]:
     """(sink task id, resource) of each consumer of a dataflow: longest-path sink in the cloud."""
     depth: dict[str, int] = {}
     for t in flow.order:
@@ -157,7 +163,7 @@ def _source_pin(signature: str, infra: Infrastructure, s: TraceSettings) -> int:
     return int(_rng("source", s.seed, signature).choice(pool))
 
 
-def place_trace(flows: Mapping[str, object], trace: Sequence[object], infra: Infrastructure,
+def place_trace(flows: Mapping[str, Dataflow], trace: Sequence[Op], infra: Infrastructure,
                 settings: TraceSettings | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run a submit/remove trace through the manager and place every step in every mode.
 
@@ -193,12 +199,12 @@ def place_trace(flows: Mapping[str, object], trace: Sequence[object], infra: Inf
         flow = flows[op.dag]
         if op.op == "submit":
             delta = mgr.submit(flow)
-            for t in delta.start:
-                part[t.id] = step
+            for started in delta.start:
+                part[started.id] = step
         else:
             delta = mgr.remove(op.dag)
-            for t in delta.stop:
-                part.pop(t, None)
+            for stopped in delta.stop:
+                part.pop(stopped, None)
         for mode in s.modes:
             g = _Graph()
             if mode == "default":
@@ -211,7 +217,7 @@ def place_trace(flows: Mapping[str, object], trace: Sequence[object], infra: Inf
                         g.parents[key] = [f"{fid}/{p}" for p in f.parents[t]]
                         if not f.parents[t]:
                             g.pins[key] = _source_pin(sigs[t], infra, s)
-                    _add_consumers(g, fid, f, lambda t, fid=fid: f"{fid}/{t}", infra, s)
+                    _add_consumers(g, fid, f, _copy_key(fid), infra, s)
             else:
                 for rt in mgr.running_tasks():
                     g.params[rt.id] = _task_params(rt.signature, not rt.parents, s, lan)
@@ -219,7 +225,7 @@ def place_trace(flows: Mapping[str, object], trace: Sequence[object], infra: Inf
                     if not rt.parents:
                         g.pins[rt.id] = _source_pin(rt.signature, infra, s)
                 for fid, f in mgr.submitted.items():
-                    _add_consumers(g, fid, f, lambda t, fid=fid: mgr.running_id(fid, t), infra, s)
+                    _add_consumers(g, fid, f, _running_key(mgr, fid), infra, s)
             if mode != "full":
                 for k, r in hosts[mode].items():
                     if k in g.params:
@@ -234,16 +240,18 @@ def place_trace(flows: Mapping[str, object], trace: Sequence[object], infra: Inf
             fl = propagate(app)
             cpu = float(sum(fl.rate_in[i] * o.cpu for i, o in enumerate(app.operators)
                             if o.kind != SOURCE) / 1e6)
+            ok = isinstance(out, Placement)
             row = dict(step=step, op=op.op, dag=op.dag, mode=mode,
-                       status="ok" if out.ok else "failed",
-                       constraint="" if out.ok else out.constraint,
-                       failed_at="" if out.ok else f"{out.operator}: {out.detail}", placed=free,
+                       status="ok" if ok else "failed",
+                       constraint="" if isinstance(out, Placement) else out.constraint,
+                       failed_at="" if isinstance(out, Placement) else
+                       f"{out.operator}: {out.detail}", placed=free,
                        tasks=sum(1 for k in keys if not k.startswith(("out:", "bus:"))),
                        buses=sum(1 for k in keys if k.startswith("bus:")),
                        cpu_mips=cpu, resolution_time=elapsed,
-                       latency=out.latency if out.ok else np.nan)
+                       latency=out.latency if isinstance(out, Placement) else np.nan)
             steps.append(row)
-            if out.ok:
+            if isinstance(out, Placement):
                 hosts[mode] = {k: int(out.hosts[i]) for i, k in enumerate(keys)}
                 idx = {k: i for i, k in enumerate(keys)}
                 groups = {fid: [idx[c] for c in cs] for fid, cs in g.groups.items()}
@@ -254,7 +262,18 @@ def place_trace(flows: Mapping[str, object], trace: Sequence[object], infra: Inf
     return pd.DataFrame(steps), pd.DataFrame(per_flow)
 
 
-def _add_consumers(g: _Graph, fid: str, flow, key_of, infra: Infrastructure,
+def _copy_key(fid: str) -> Callable[[str], str]:
+    """Operator key of a task in the default mode's own copy of dataflow ``fid``."""
+    return lambda t: f"{fid}/{t}"
+
+
+def _running_key(mgr: Any, fid: str) -> Callable[[str], str]:
+    """Operator key of a submitted task under reuse: the running task computing it."""
+    return lambda t: str(mgr.running_id(fid, t))
+
+
+def _add_consumers(g: _Graph, fid: str, flow: Dataflow, key_of: Callable[[str], str],
+                   infra: Infrastructure,
                    s: TraceSettings) -> None:
     for sink, r in _consumers(flow, infra, s):
         ck = f"out:{fid}/{sink}"
