@@ -135,3 +135,13 @@ def test_la_matches_rp_and_beats_baselines_on_generated_apps():
     for r in rows:
         assert r["aels+rp+la"] <= r["aels+rp"] * 1.03
         assert r["aels+rp+la"] < r["cloud-only"] and r["aels+rp+la"] < r["tcep"]
+
+
+def test_la_scan_is_bounded_when_inputs_cannot_leave_their_host():
+    # o2 merges two streams (80 + 49 Mbit/s) from one device: together they exceed any 100 Mbps
+    # link, so every other device fails eq 13; LA must not walk all 10,000 of them
+    infra = make_infrastructure(10, 100, 100, seed=4)
+    app = make_application(6, infra, graph_seed=1, config_seed=1)
+    la, rp = place(app, infra, "aels+rp+la"), place(app, infra, "aels+rp")
+    assert la.ok and rp.ok and la.latency == pytest.approx(rp.latency)
+    assert la.evaluations < 2_000 < rp.evaluations
