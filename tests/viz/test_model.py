@@ -1,0 +1,151 @@
+"""The visualizer's kernel-free part: timeline snapshots, layout, SVG and panel text."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from reuse.dataflow import Dataflow
+from reuse.traces import Op, load_trace
+from reuse.viz import Timeline, delta_html, details_html, render_data, to_svg
+from reuse.viz.sources import Paths, load_workload, make_trace
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+@pytest.fixture
+def timeline(figure1: dict[str, Dataflow]) -> Timeline:
+    return Timeline(figure1, load_trace(FIXTURES / "figure1-trace.json"))
+
+
+def test_step0_is_empty(timeline: Timeline) -> None:
+    assert len(timeline) == 6 and timeline.steps == 5
+    snap = timeline[0]
+    assert snap.tasks == {} and snap.delta is None and snap.submitted == {}
+    scene = render_data(snap)
+    assert scene.nodes == () and scene.title == "step 0: start (nothing submitted)"
+
+
+def test_reuse_after_step3(timeline: Timeline) -> None:
+    snap = timeline[3]
+    slr = snap.tasks["B.slr"]
+    assert slr.reuse_count == 2 and slr.users == ("B", "C")
+    assert slr.state == "reused" and slr.reused_now  # C's submission reused it
+    assert slr.type == "SlidingLinearRegression" and slr.config == {"predict": 10, "train": 10}
+    assert snap.tasks["A.src"].reuse_count == 3
+    assert {t for t, v in snap.tasks.items() if v.state == "new"} == {"C.plot", "C.pub"}
+    assert snap.tasks["A.avg"].state == "running"
+    assert snap.submitted == {"A": "R1", "B": "R1", "C": "R1"}
+    assert snap.mapping["C"]["reg"] == "B.slr"
+
+
+def test_removed_task_marked_stopped_then_gone(timeline: Timeline) -> None:
+    snap = timeline[5]
+    assert snap.op == Op("remove", "B") and snap.stopped == ("B.out",)
+    out = snap.tasks["B.out"]
+    assert out.state == "stopped" and out.users == ("B",) and out.running_dag == "R1"
+    assert snap.tasks["B.slr"].state == "running" and snap.tasks["B.slr"].users == ("C",)
+    assert "B.out" not in timeline[4].stopped
+    scene = render_data(snap)
+    assert scene.node("B.out").state == "stopped"
+    assert {(e.source, e.target, e.kind) for e in scene.edges if e.kind == "stopped"} == {
+        ("B.slr", "B.out", "stopped")}
+
+
+def test_paused_when_runtime_says_so(figure1: dict[str, Dataflow]) -> None:
+    tl = Timeline(figure1, load_trace(FIXTURES / "figure1-trace.json"), paused={5: {"B.out"}})
+    assert tl[5].tasks["B.out"].state == "paused"
+    assert render_data(tl[5]).node("B.out").colour != render_data(tl[4]).node("B.out").colour
+
+
+def test_removing_a_whole_running_dag_keeps_its_box(figure1: dict[str, Dataflow]) -> None:
+    tl = Timeline(figure1, [Op("submit", "A"), Op("submit", "D"), Op("remove", "D")])
+    snap = tl[3]
+    assert {t.id for t in snap.tasks.values() if t.state == "stopped"} == {
+        "D.src", "D.parse", "D.kalman", "D.avg", "D.out"}
+    groups = {g.id: g.kind for g in render_data(snap).groups}
+    assert groups == {"R1": "running", "R2": "removed"}
+
+
+def test_layout_deterministic_and_non_overlapping(figure1: dict[str, Dataflow],
+                                                  timeline: Timeline) -> None:
+    again = Timeline(dict(reversed(list(figure1.items()))),
+                     load_trace(FIXTURES / "figure1-trace.json"))
+    for step in range(len(timeline)):
+        a = render_data(timeline[step], figure1, total_steps=5)
+        assert a == render_data(again[step], figure1, total_steps=5)
+        boxes = [(n.x, n.y, n.x + n.w, n.y + n.h) for n in a.nodes]
+        for i, p in enumerate(boxes):
+            for q in boxes[i + 1:]:
+                assert p[2] <= q[0] or q[2] <= p[0] or p[3] <= q[1] or q[3] <= p[1]
+        for n in a.nodes:
+            g = next(g for g in a.groups if g.id == n.group)
+            assert g.x <= n.x and n.x + n.w <= g.x + g.w and g.y <= n.y <= g.y + g.h
+    scene = render_data(timeline[3])
+    # columns follow topological generations: source, parse, kalman, {avg, slr}, ...
+    xs = {n.id: n.x for n in scene.nodes}
+    assert xs["A.src"] < xs["A.parse"] < xs["A.kalman"] < xs["A.avg"] == xs["B.slr"]
+    assert xs["B.slr"] < xs["C.plot"] < xs["C.pub"]
+
+
+def test_edges_of_a_step(timeline: Timeline) -> None:
+    kinds = {(e.source, e.target): e.kind for e in render_data(timeline[3]).edges}
+    assert kinds[("B.slr", "C.plot")] == "new"  # boundary stream S+_x
+    assert kinds[("C.plot", "C.pub")] == "new"  # inside T_x
+    assert kinds[("A.src", "A.parse")] == "stream"
+
+
+def test_svg_one_element_per_task(timeline: Timeline, figure1: dict[str, Dataflow]) -> None:
+    for step in (3, 5):
+        snap = timeline[step]
+        svg = to_svg(render_data(snap, figure1), selected="B.slr")
+        root = ET.fromstring(svg)  # well-formed XML
+        tasks = [g for g in root.iter(f"{SVG}g") if "data-task" in g.attrib]
+        assert sorted(g.attrib["data-task"] for g in tasks) == sorted(snap.tasks)
+        by_id = {g.attrib["data-task"]: g for g in tasks}
+        assert "selected" in by_id["B.slr"].attrib["class"]
+        subs = [g for g in root.iter(f"{SVG}g") if "data-maps-to" in g.attrib]
+        assert len(subs) == sum(len(figure1[d]) for d in snap.submitted)
+    svg3 = ET.fromstring(to_svg(render_data(timeline[3])))
+    slr = next(g for g in svg3.iter(f"{SVG}g") if g.attrib.get("data-task") == "B.slr")
+    assert slr.attrib["data-count"] == "2" and "state-reused" in slr.attrib["class"]
+    assert any(t.text == "2" for t in slr.iter(f"{SVG}text"))  # the reuse-count badge
+
+
+def test_panels(timeline: Timeline) -> None:
+    html = details_html(timeline[3], "B.slr")
+    assert "SlidingLinearRegression" in html and "&quot;predict&quot;: 10" in html
+    assert "<code>B</code>, <code>C</code>" in html and "C/reg" in html
+    assert "not running at step 5" not in details_html(timeline[5], "B.out")
+    assert "not running at step 1" in details_html(timeline[1], "B.slr")
+    assert "Click a task" in details_html(timeline[1], "")
+    delta = delta_html(timeline[5], 5)
+    assert "Step 5 of 5: remove B" in delta and "<code>B.out</code>" in delta
+    assert "<code>B.slr</code>" in delta_html(timeline[3])  # listed as reused
+
+
+def test_sources_traces(figure1: dict[str, Dataflow]) -> None:
+    assert make_trace("file", "figure1", figure1) == load_trace(FIXTURES / "figure1-trace.json")
+    seq = make_trace("seq", "figure1", figure1, seed=3)
+    assert seq == make_trace("seq", "figure1", figure1, seed=3) and len(seq) == 8
+    rw = make_trace("rw", "figure1", figure1, seed=1)
+    assert Timeline(figure1, rw, check=True).steps == len(rw)
+    with pytest.raises(ValueError):
+        make_trace("zigzag", "figure1", figure1)
+    assert set(load_workload("figure1")) == {"A", "B", "C", "D"}
+
+
+def test_riot_workload_replays() -> None:
+    paths = Paths.default()
+    if not paths.riot.is_dir():
+        pytest.skip(f"{paths.riot} missing (scripts/setup.sh copies it)")
+    flows = load_workload("riot", paths)
+    tl = Timeline(flows, make_trace("rw", "riot", flows, seed=1))
+    assert len(flows) == 21 and tl.steps > 100
+    assert max(t.reuse_count for s in tl for t in s.tasks.values()) >= 3
+    for step in (1, tl.steps // 2, tl.steps):
+        scene = render_data(tl[step], total_steps=tl.steps)
+        assert len(scene.task_nodes()) == len(tl[step].tasks)
