@@ -1,0 +1,346 @@
+"""The stream bus between partial DAGs, and the rate-paced source replay.
+
+A *topic* carries one running task's output stream (or one source stream). A producer appends
+one *message* per micro-batch: a key that sorts after every earlier key of the topic, and a text
+of JSON lines. The first line is the producer's high-water mark ``{"_hw": n}``: every source event
+with ``seq <= n`` has been fully processed by the producer, so its outputs for those events are in
+this or an earlier message (consumers use it to align inputs and to know when they have drained).
+
+Two buses implement the same three calls (``publish``, ``latest``, ``read``):
+
+- :class:`FileBus` (default, embedded): one directory per topic under ``<root>/topics``, one file
+  per message, written to a hidden temporary name and renamed, so readers never see a partial
+  message. Keys are ``<launch:06d>-<batch:09d>``: a relaunched producer gets a larger launch
+  number, so its messages sort after its predecessor's.
+- :class:`RedisBus` (``--bus redis``): one Redis Stream per topic (``XADD``), keys are stream ids.
+
+Consumers read through :class:`BusDataSource` (Python Data Source ``reusebus``): its offsets are
+the last key read per topic, kept in the query's checkpoint, so a restarted query resumes exactly
+where it committed. A new consumer starts at the offsets the runtime gives it (the join point),
+not at the topic's beginning, so a late subscriber does not re-read the backlog.
+
+Sources: :class:`ReplayDataSource` (``reusereplay``) emits source event ``seq`` at nominal time
+``t0 + seq * 1000 / rate`` (never earlier): deterministic content (RIoTBench SenML lines, looped,
+or synthetic events for sources without data), paced by the wall clock, replayable by offset.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["Bus", "FileBus", "RedisBus", "make_bus", "safe_name", "source_event",
+           "emitted_bound", "BusDataSource", "ReplayDataSource", "register_sources"]
+
+
+def safe_name(topic: str) -> str:
+    """A file-name-safe, injective spelling of a topic (task ids contain ``.`` and ``#``).
+
+    Examples
+    --------
+    >>> safe_name("etl-sys.parse#2")
+    'etl-sys.parse_232'
+    """
+    out = []
+    for ch in topic:
+        if ch.isalnum() or ch in "-.":
+            out.append(ch)
+        else:
+            out.append(f"_{ord(ch):x}")
+    return "".join(out)
+
+
+class Bus:
+    """Topic store interface; instances must pickle (they travel to Python workers)."""
+
+    kind = "abstract"
+
+    def spec(self) -> dict[str, str]:
+        """Options that rebuild this bus in another process (see :func:`make_bus`)."""
+        raise NotImplementedError
+
+    def publish(self, topic: str, key: str, text: str) -> None:
+        raise NotImplementedError
+
+    def latest(self, topic: str) -> str:
+        """The key of the newest message, or ``""`` for an empty topic."""
+        raise NotImplementedError
+
+    def read(self, topic: str, after: str, upto: str) -> Iterator[tuple[str, str]]:
+        """Messages with ``after < key <= upto`` in key order."""
+        raise NotImplementedError
+
+    def offsets(self, topics: Sequence[str]) -> dict[str, str]:
+        return {t: self.latest(t) for t in topics}
+
+    def size(self, topic: str) -> int:
+        """Number of messages in a topic (for tests and reports)."""
+        return sum(1 for _ in self.read(topic, "", "\uffff"))
+
+
+class FileBus(Bus):
+    """Topics as directories of JSON-lines files (no server; survives the session)."""
+
+    kind = "file"
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = str(root)
+
+    def spec(self) -> dict[str, str]:
+        return {"bus": "file", "root": self.root}
+
+    def topic_dir(self, topic: str) -> Path:
+        return Path(self.root) / "topics" / safe_name(topic)
+
+    def publish(self, topic: str, key: str, text: str) -> None:
+        d = self.topic_dir(topic)
+        d.mkdir(parents=True, exist_ok=True)
+        tmp = d / f".{key}.tmp"
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, d / f"{key}.jsonl")
+
+    def _keys(self, topic: str) -> list[str]:
+        try:
+            names = os.listdir(self.topic_dir(topic))
+        except FileNotFoundError:
+            return []
+        return sorted(n[:-6] for n in names if n.endswith(".jsonl") and not n.startswith("."))
+
+    def latest(self, topic: str) -> str:
+        keys = self._keys(topic)
+        return keys[-1] if keys else ""
+
+    def read(self, topic: str, after: str, upto: str) -> Iterator[tuple[str, str]]:
+        d = self.topic_dir(topic)
+        for k in self._keys(topic):
+            if after < k <= upto:
+                yield k, (d / f"{k}.jsonl").read_text(encoding="utf-8")
+
+    def size(self, topic: str) -> int:
+        return len(self._keys(topic))
+
+
+class RedisBus(Bus):
+    """Topics as Redis Streams on a local redis-server (entries ``{"k": key, "t": text}``).
+
+    The client is opened lazily, so the object pickles to Python workers.
+    """
+
+    kind = "redis"
+
+    def __init__(self, url: str, prefix: str = "reuse:") -> None:
+        self.url = url
+        self.prefix = prefix
+        self._client: Any = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"url": self.url, "prefix": self.prefix, "_client": None}
+
+    def spec(self) -> dict[str, str]:
+        return {"bus": "redis", "url": self.url, "prefix": self.prefix}
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            import redis
+
+            self._client = redis.Redis.from_url(self.url)
+        return self._client
+
+    def publish(self, topic: str, key: str, text: str) -> None:
+        self.client.xadd(self.prefix + topic, {"t": text})
+
+    def latest(self, topic: str) -> str:
+        got = self.client.xrevrange(self.prefix + topic, count=1)
+        return _redis_id(got[0][0]) if got else ""
+
+    def read(self, topic: str, after: str, upto: str) -> Iterator[tuple[str, str]]:
+        start = f"({after}" if after else "-"
+        for entry_id, fields in self.client.xrange(self.prefix + topic, start, upto):
+            yield _redis_id(entry_id), fields[b"t"].decode("utf-8")
+
+    def offsets(self, topics: Sequence[str]) -> dict[str, str]:
+        return {t: self.latest(t) for t in topics}
+
+
+def _redis_id(raw: Any) -> str:
+    """Redis stream ids as zero-padded text so that string order is id order."""
+    ms, seq = (raw.decode() if isinstance(raw, bytes) else str(raw)).split("-")
+    return f"{int(ms):015d}-{int(seq):06d}"
+
+
+def make_bus(spec: dict[str, str]) -> Bus:
+    """Rebuild a bus from :meth:`Bus.spec` options."""
+    if spec.get("bus", "file") == "file":
+        return FileBus(spec["root"])
+    if spec["bus"] == "redis":
+        return RedisBus(spec["url"], spec.get("prefix", "reuse:"))
+    raise ValueError(f"unknown bus {spec['bus']!r}")
+
+
+# --- sources ---------------------------------------------------------------------------------
+
+_LINES: dict[tuple[str, str], list[str]] = {}
+
+
+def _lines(src_type: str, data_dir: str) -> list[str]:
+    from reuse.tasks.sources import SOURCE_FILES, read_lines, source_file
+
+    key = (src_type, data_dir)
+    if key not in _LINES:
+        _LINES[key] = (read_lines(source_file(src_type, data_dir or None))
+                       if src_type in SOURCE_FILES else [])
+    return _LINES[key]
+
+
+def source_event(src: str, src_type: str, seq: int, t0_ms: int, rate: float,
+                 data_dir: str = "") -> dict[str, Any]:
+    """Source event ``seq`` of a stream: the same dict in every process and every run.
+
+    RIoTBench sources replay their SenML file in order, looping (``seq`` keeps growing); other
+    sources (OPMW's) emit a synthetic payload. ``ts`` is the nominal emit time.
+
+    Examples
+    --------
+    >>> source_event("S1", "opmw-source", 3, 1000, 10.0)
+    {'src': 'S1', 'seq': 3, 'ts': 1300, 'payload': 'S1:3'}
+    """
+    ts = t0_ms + round(seq * 1000 / rate)
+    lines = _lines(src_type, data_dir)
+    if not lines:
+        return {"src": src, "seq": seq, "ts": ts, "payload": f"{src}:{seq}"}
+    head, body = lines[seq % len(lines)].split(",", 1)
+    return {"src": src, "seq": seq, "ts": ts, "event_time": int(head), "payload": body}
+
+
+def emitted_bound(t0_ms: int, rate: float, now_ms: float | None = None) -> int:
+    """The largest ``seq`` whose nominal emit time has passed (``-1`` before the first).
+
+    No source emits an event before its nominal time, so at wall time ``now`` no task anywhere
+    can have seen an event with a larger ``seq``: the runtime's join and cut points rest on this.
+    """
+    now = time.time() * 1000 if now_ms is None else now_ms
+    return int((now - t0_ms) * rate // 1000)
+
+
+class _Part(InputPartition):
+    def __init__(self, value: Any) -> None:
+        super().__init__(value)
+
+
+class _ReplayReader(DataSourceStreamReader):
+    def __init__(self, options: dict[str, str]) -> None:
+        self.src = options["src"]
+        self.src_type = options.get("src_type", self.src)
+        self.t0 = int(options["t0"])
+        self.rate = float(options["rate"])
+        self.start = int(options.get("start", "0"))
+        self.data_dir = options.get("data_dir", "")
+        self.limit = int(options.get("limit", "-1"))
+
+    def initialOffset(self) -> dict:
+        return {"seq": self.start}
+
+    def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:
+        nxt = emitted_bound(self.t0, self.rate) + 1
+        if self.limit >= 0:
+            nxt = min(nxt, self.limit)
+        if start is not None:
+            nxt = max(nxt, int(start["seq"]))
+        return {"seq": nxt}
+
+    def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
+        if int(end["seq"]) <= int(start["seq"]):
+            return []
+        return [_Part((int(start["seq"]), int(end["seq"])))]
+
+    def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
+        lo, hi = partition.value  # type: ignore[attr-defined]
+        for seq in range(lo, hi):
+            ev = source_event(self.src, self.src_type, seq, self.t0, self.rate, self.data_dir)
+            yield (seq, json.dumps(ev, separators=(",", ":")))
+
+    def commit(self, end: dict) -> None:
+        pass
+
+
+class ReplayDataSource(DataSource):
+    """``spark.readStream.format("reusereplay")``: rows ``(seq long, value string)``.
+
+    Options: ``src`` (stream name, the events' ``src``), ``src_type`` (``SYS``/``TAXI``/``FIT`` or
+    anything for synthetic), ``t0`` (ms), ``rate`` (events/s), ``start`` (first seq),
+    ``data_dir``, ``limit`` (stop before this seq; -1 = never).
+    """
+
+    @classmethod
+    def name(cls) -> str:
+        return "reusereplay"
+
+    def schema(self) -> str:
+        return "seq long, value string"
+
+    def streamReader(self, schema: Any) -> DataSourceStreamReader:
+        return _ReplayReader(dict(self.options))
+
+
+class _BusReader(DataSourceStreamReader):
+    def __init__(self, options: dict[str, str]) -> None:
+        self.topics: list[str] = json.loads(options["topics"])
+        self.start: dict[str, str] = json.loads(options.get("start", "{}"))
+        self.bus = make_bus(json.loads(options["bus_spec"]))
+
+    def initialOffset(self) -> dict:
+        return {t: self.start.get(t, "") for t in self.topics}
+
+    def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:
+        out = {}
+        for t in self.topics:
+            latest = self.bus.latest(t)
+            prev = (start or {}).get(t, "")
+            out[t] = latest if latest > prev else prev
+        return out
+
+    def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
+        return [_Part((t, start.get(t, ""), end[t])) for t in self.topics
+                if end[t] > start.get(t, "")]
+
+    def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
+        topic, after, upto = partition.value  # type: ignore[attr-defined]
+        for key, text in self.bus.read(topic, after, upto):
+            yield (topic, key, text)
+
+    def commit(self, end: dict) -> None:
+        pass
+
+
+class BusDataSource(DataSource):
+    """``spark.readStream.format("reusebus")``: rows ``(topic, key, text)``, one per message.
+
+    Options: ``topics`` (JSON list), ``start`` (JSON topic -> key already consumed: the join
+    point), ``bus_spec`` (JSON of :meth:`Bus.spec`).
+    """
+
+    @classmethod
+    def name(cls) -> str:
+        return "reusebus"
+
+    def schema(self) -> str:
+        return "topic string, key string, text string"
+
+    def streamReader(self, schema: Any) -> DataSourceStreamReader:
+        return _BusReader(dict(self.options))
+
+
+def register_sources(spark: SparkSession) -> None:
+    """Register ``reusereplay`` and ``reusebus`` on a session (idempotent)."""
+    spark.dataSource.register(ReplayDataSource)
+    spark.dataSource.register(BusDataSource)

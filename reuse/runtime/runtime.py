@@ -1,0 +1,609 @@
+"""Enact plan deltas as Spark streaming queries: Reuse or Default mode, pause or stop, defragment.
+
+Mapping of the paper's Storm binding (Section 4.3) onto Spark:
+
+- *Partial DAG*: every submit that starts tasks launches ONE new query holding its new tasks
+  ``T_x`` and streams ``S*_x`` (:mod:`reuse.runtime.partial`). Running queries are never touched
+  by a merge (a running query's plan cannot change anyway).
+- *Boundary streams* ``S+_x``: a reused task ``u`` inside a running query starts copying its
+  output to topic ``u`` when the runtime adds it to that query's control file (the paper's control
+  topic); the new query reads the topic from the join point on. Source tasks are shared source
+  streams (one replay query per source, both modes), so both modes see identical input events.
+- *Join point* ``J``: the first source ``seq`` a new task processes. Chosen after the publish
+  switches and the input offsets are in place, as the first ``seq`` not yet emitted (or given by
+  the caller, who must pick one still in the future), so no reused producer can have processed
+  an event ``>= J`` before it started publishing, and the new query sees every event ``>= J``.
+- *Warm state*: a reused stateful task keeps the state it built since its own join point. So a
+  submitted DAG's sink outputs, from its ``J`` on, equal those of the reference execution in which
+  every running task processes the events from its own join point (see
+  :func:`reuse.runtime.accounting.reference_records`); when no reused ancestor of a sink is
+  stateful they equal what Default produces for the same ``J``.
+- *Unmerge* by ``pause`` (paper): the removed tasks get an end cut ``R`` in their query's control
+  file and then skip every event; queries keep running (and costing). By ``stop``: a query whose
+  tasks are all removed is stopped once drained past ``R``; a query mixing removed and kept tasks
+  is *handed over*: all its tasks end at ``R``, a successor query with the kept tasks starts at
+  ``R`` from the input offsets taken at the cut, and waits for the predecessor's final state.
+- *Defragment*: hand over every query of a running DAG to one new query with all its live tasks.
+
+Every cut ``R`` is placed in the future (``rate * cut_margin_s`` events ahead) and checked after
+the control files are written: if the clock had already passed it, the ledger records it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from reuse.dataflow import Dataflow
+from reuse.manager import Manager
+from reuse.runtime import SparkRuntimeError
+from reuse.runtime.bus import Bus, FileBus, emitted_bound
+from reuse.runtime.partial import PartialHandler, read_json, task_kind, write_json
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming import StreamingQuery
+
+__all__ = ["Runtime", "TaskInfo", "QueryInfo"]
+
+MODES = ("reuse", "default")
+UNMERGE = ("pause", "stop")
+
+
+@dataclass
+class TaskInfo:
+    """A running task as deployed: where it runs and which events it takes."""
+
+    id: str
+    type: str
+    config: Any
+    parents: tuple[str, ...]
+    kind: str
+    topic: str
+    query: str | None
+    start: int
+    end: int | None = None
+
+
+@dataclass
+class QueryInfo:
+    """One streaming query: a source replay or a partial DAG."""
+
+    name: str
+    kind: str  # "source" | "partial"
+    launch: int
+    tasks: list[str]
+    handle: Any
+    handler: Any
+    started_ms: float
+    status: str = "running"  # running | draining | stopped
+    publish: set[str] = field(default_factory=set)
+    end: dict[str, int] = field(default_factory=dict)
+    stopped_ms: float | None = None
+    successor: str | None = None
+    spec: dict[str, Any] = field(default_factory=dict)
+    inputs: tuple[list[str], dict[str, str]] = ([], {})
+
+
+class _SourceHandler:
+    """foreachBatch of a source query: publish the batch's events with ``_hw`` = last seq."""
+
+    def __init__(self, bus: Bus, topic: str, launch: int) -> None:
+        self.bus, self.topic, self.launch = bus, topic, launch
+        self.batches = 0
+        self.events = 0
+
+    def __call__(self, df: DataFrame, batch_id: int) -> None:
+        rows = sorted(df.collect(), key=lambda r: r[0])
+        if not rows:
+            return
+        text = json.dumps({"_hw": rows[-1][0]}) + "\n" + "".join(r[1] + "\n" for r in rows)
+        self.bus.publish(self.topic, f"{self.launch:06d}-{batch_id:09d}", text)
+        self.batches += 1
+        self.events += len(rows)
+
+
+class Runtime:
+    """Live Spark enactment of submits and removes.
+
+    Parameters
+    ----------
+    spark
+        The session (see :func:`reuse.runtime.session.get_session`).
+    root
+        Run directory: bus topics (file bus), control files, checkpoints, sink records, ledger.
+    mode
+        ``"reuse"`` (merge through :class:`~reuse.manager.Manager`) or ``"default"`` (every DAG
+        its own query, no sharing: the paper's baseline).
+    unmerge
+        ``"pause"`` (paper) or ``"stop"``.
+    rate
+        Events per second per source.
+    trigger_s
+        Micro-batch trigger interval of every query.
+    bus
+        The bus (default: :class:`FileBus` under ``root``).
+    t0_ms
+        Nominal emit time of ``seq`` 0 of every source (default: now).
+    limit
+        Sources emit ``seq < limit`` only (tests; ``None`` = forever).
+    """
+
+    def __init__(self, spark: SparkSession, root: str | Path, *, mode: str = "reuse",
+                 unmerge: str = "pause", rate: float = 10.0, trigger_s: float = 2.0,
+                 data_dir: str | None = None, pi_iterations: int = 1600,
+                 bus: Bus | None = None, t0_ms: int | None = None, limit: int | None = None,
+                 record: str = "digest", cut_margin_s: float = 1.0) -> None:
+        if mode not in MODES:
+            raise SparkRuntimeError(f"unknown mode {mode!r} (use one of {', '.join(MODES)})")
+        if unmerge not in UNMERGE:
+            raise SparkRuntimeError(f"unknown unmerge {unmerge!r} (use pause or stop)")
+        self.spark = spark
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.mode, self.unmerge = mode, unmerge
+        self.rate, self.trigger_s = float(rate), float(trigger_s)
+        from reuse.tasks.resources import resolve_data_dir
+
+        self.data_dir = str(resolve_data_dir(data_dir))
+        self.opts = {"data_dir": self.data_dir, "pi_iterations": int(pi_iterations),
+                     "record": record, "limit": limit}
+        self.bus = bus or FileBus(self.root)
+        self.t0 = int(t0_ms if t0_ms is not None else time.time() * 1000)
+        self.limit = limit
+        self.cut_margin = max(1, round(self.rate * cut_margin_s))
+        self.manager = Manager() if mode == "reuse" else None
+        self.tasks: dict[str, TaskInfo] = {}
+        self.dags: dict[str, dict[str, Any]] = {}
+        self.queries: dict[str, QueryInfo] = {}
+        self.sources: dict[str, str] = {}  # stream name -> query name
+        self.log: list[dict[str, Any]] = []
+        self._launch = 0
+
+    # --- clock and cuts ------------------------------------------------------------------------
+
+    def bound(self) -> int:
+        """Largest source ``seq`` emitted so far (nominally)."""
+        return emitted_bound(self.t0, self.rate)
+
+    def _future(self, at: int | None, margin: int) -> int:
+        b = self.bound()
+        if at is None:
+            return b + 1 + margin
+        if at <= b:
+            raise SparkRuntimeError(f"cut point {at} is not in the future (seq {b} already "
+                                    "emitted)")
+        return at
+
+    def _check_future(self, cut: int, what: str) -> None:
+        if self.bound() >= cut:
+            self.log.append({"event": "late_cut", "what": what, "cut": cut,
+                             "bound": self.bound()})
+
+    # --- sources -------------------------------------------------------------------------------
+
+    def _source_stream(self, type_name: str, config: Any) -> str:
+        if config == "source":
+            return type_name
+        return f"{type_name}~{json.dumps(config, sort_keys=True)}"
+
+    def _ensure_source(self, stream: str, type_name: str) -> str:
+        topic = f"src:{stream}"
+        if stream in self.sources:
+            return topic
+        self._launch += 1
+        name = f"src{self._launch}-{_short(stream)}"
+        handler = _SourceHandler(self.bus, topic, self._launch)
+        start = max(0, self.bound() + 1)
+        opts = {"src": stream, "src_type": type_name, "t0": str(self.t0), "rate": str(self.rate),
+                "start": str(start), "data_dir": self.data_dir,
+                "limit": str(self.limit if self.limit is not None else -1)}
+        df = self.spark.readStream.format("reusereplay").options(**opts).load()
+        q = self._start(df, handler, name)
+        self.queries[name] = QueryInfo(name, "source", self._launch, [], q, handler,
+                                       time.time() * 1000)
+        self.sources[stream] = name
+        return topic
+
+    def start_sources(self, types: Iterable[str]) -> None:
+        """Start the replay queries of these source types now (they are shared by all DAGs of
+        both modes; starting them ahead keeps the first submit's launch short)."""
+        for t in types:
+            self._ensure_source(self._source_stream(t, "source"), t)
+
+    def _start(self, df: DataFrame, handler: Any, name: str) -> StreamingQuery:
+        ckpt = self.root / "ckpt" / name / "spark"
+        return (df.writeStream.foreachBatch(handler).queryName(name)
+                .option("checkpointLocation", str(ckpt))
+                .trigger(processingTime=f"{self.trigger_s} seconds").start())
+
+    # --- partial DAG queries -------------------------------------------------------------------
+
+    def _control(self, qi: QueryInfo) -> None:
+        write_json(self.root / "control" / f"{qi.name}.json",
+                   {"publish": sorted(qi.publish), "end": qi.end})
+
+    def _launch_partial(self, tids: list[str], *, label: str, at: int | None = None,
+                        initial: Iterable[str] = (), start_floor: int | None = None) -> int:
+        """Start one query for ``tids`` (topological). Returns its join cut ``J``."""
+        internal = set(tids)
+        ext: list[str] = []
+        for t in tids:
+            for p in self.tasks[t].parents:
+                if p not in internal and p not in ext:
+                    ext.append(p)
+        changed = set()
+        for p in ext:
+            producer = self.tasks[p].query
+            if producer is not None and p not in self.queries[producer].publish:
+                self.queries[producer].publish.add(p)
+                changed.add(producer)
+        for qn in changed:
+            self._control(self.queries[qn])
+        topics = {p: self.tasks[p].topic for p in ext}
+        in_topics = sorted(set(topics.values()))
+        offsets = self.bus.offsets(in_topics)
+        cut = self._future(at, 0) if start_floor is None else start_floor
+        if start_floor is not None:
+            self._check_future(cut, f"handover {label}")
+        self._launch += 1
+        name = f"q{self._launch}-{_short(label)}"
+        spec = {
+            "name": name, "launch": self._launch,
+            "tasks": [{"id": t, "type": self.tasks[t].type, "config": self.tasks[t].config,
+                       "parents": list(self.tasks[t].parents)} for t in tids],
+            "topics": topics, "name_of": {t: self.tasks[t].topic for t in tids},
+            "start": {t: max(cut, self.tasks[t].start) if start_floor is not None else cut
+                      for t in tids},
+            "opts": self.opts, "initial": list(initial),
+        }
+        for t in tids:
+            if start_floor is None:  # a hand-over keeps the task's logical join point
+                self.tasks[t].start = cut
+            self.tasks[t].query = name
+        qi = QueryInfo(name, "partial", self._launch, list(tids), None, None, time.time() * 1000)
+        self.queries[name] = qi
+        self._control(qi)
+        handler = PartialHandler(spec, str(self.root), self.bus.spec())
+        write_json(self.root / "specs" / f"{name}.json", spec)
+        df = (self.spark.readStream.format("reusebus")
+              .option("topics", json.dumps(in_topics)).option("start", json.dumps(offsets))
+              .option("bus_spec", json.dumps(self.bus.spec())).load())
+        qi.handle = self._start(df, handler, name)
+        qi.handler = handler
+        qi.spec = spec
+        qi.inputs = (in_topics, offsets)
+        self.log.append({"event": "launch", "query": name, "tasks": list(tids), "cut": cut,
+                         "ms": time.time() * 1000})
+        return cut
+
+    def _add_task(self, rid: str, type_name: str, config: Any, parents: Iterable[str]) -> None:
+        kind = task_kind(type_name, config)
+        if kind == "source":
+            stream = self._source_stream(type_name, config)
+            topic = self._ensure_source(stream, type_name)
+            self.tasks[rid] = TaskInfo(rid, type_name, config, (), kind, topic, None, 0)
+        else:
+            self.tasks[rid] = TaskInfo(rid, type_name, config, tuple(parents), kind, rid, None, 0)
+
+    # --- submit / remove -----------------------------------------------------------------------
+
+    def submit(self, flow: Dataflow, *, at: int | None = None) -> dict[str, Any]:
+        """Merge (Reuse) or deploy (Default) a dataflow; returns what was done.
+
+        ``at``: the join point (a ``seq`` still in the future); default: the next one emitted.
+        """
+        t_start = time.time()
+        if self.mode == "reuse":
+            assert self.manager is not None
+            delta = self.manager.submit(flow)
+            new = [(t.id, t.type, t.config, t.parents) for t in delta.start]
+            sinks = dict(delta.sinks)
+            reused = list(delta.reused)
+        else:
+            if flow.id in self.dags:
+                raise SparkRuntimeError("is already submitted", dag=flow.id)
+            new = [(f"{flow.id}.{t}", flow.task(t).type, flow.task(t).config,
+                    tuple(f"{flow.id}.{p}" for p in flow.parents[t])) for t in flow.order]
+            sinks = {s: f"{flow.id}.{s}" for s in flow.sinks}
+            reused = []
+        for rid, type_name, config, parents in new:
+            self._add_task(rid, type_name, config, parents)
+        partial = [rid for rid, *_ in new if self.tasks[rid].kind != "source"]
+        if partial:
+            join = self._launch_partial(partial, label=flow.id, at=at)
+        else:
+            join = self._future(at, 0)
+        self.dags[flow.id] = {"J": join, "R": None, "sinks": sinks,
+                              "tasks": [rid for rid, *_ in new], "reused": reused}
+        took = time.time() - t_start
+        self.log.append({"event": "submit", "dag": flow.id, "J": join, "started": len(new),
+                         "reused": len(reused), "s": took, "ms": time.time() * 1000})
+        return {"dag": flow.id, "J": join, "started": [r for r, *_ in new], "reused": reused,
+                "sinks": sinks, "seconds": took}
+
+    def remove(self, dag_id: str, *, at: int | None = None) -> dict[str, Any]:
+        """Unmerge (Reuse) or undeploy (Default) a dataflow with end cut ``R`` (future)."""
+        if dag_id not in self.dags or self.dags[dag_id]["R"] is not None:
+            raise SparkRuntimeError("is not submitted", dag=dag_id)
+        t_start = time.time()
+        if self.mode == "reuse":
+            assert self.manager is not None
+            stop = list(self.manager.remove(dag_id).stop)
+        else:
+            stop = list(self.dags[dag_id]["tasks"])
+        cut = self._future(at, self.cut_margin)
+        self.dags[dag_id]["R"] = cut
+        self._end_tasks([t for t in stop if self.tasks[t].kind != "source"], cut, dag_id)
+        for t in stop:
+            if self.tasks[t].kind == "source":
+                self.tasks[t].end = cut
+        self._check_future(cut, f"remove {dag_id}")
+        took = time.time() - t_start
+        self.log.append({"event": "remove", "dag": dag_id, "R": cut, "stopped": len(stop),
+                         "s": took, "ms": time.time() * 1000})
+        return {"dag": dag_id, "R": cut, "stop": stop, "seconds": took}
+
+    def _end_tasks(self, stop: list[str], cut: int, label: str) -> None:
+        by_query: dict[str, list[str]] = {}
+        for t in stop:
+            self.tasks[t].end = cut
+            q = self.tasks[t].query
+            if q is not None:
+                by_query.setdefault(q, []).append(t)
+        for qn, ts in by_query.items():
+            qi = self.queries[qn]
+            for t in ts:
+                qi.end[t] = cut
+            live = [t for t in qi.tasks if t not in qi.end]
+            if self.unmerge == "stop" and live:
+                self._handover([qn], cut, label)
+            else:
+                self._control(qi)
+                if self.unmerge == "stop" or self.mode == "default":
+                    qi.status = "draining"  # Default: the DAG's own query is stopped
+
+    def _handover(self, qnames: list[str], cut: int, label: str) -> list[str]:
+        """End every task of ``qnames`` at ``cut``; relaunch their live tasks from ``cut``.
+
+        Live tasks are regrouped one query per running DAG (Reuse) in topological order.
+        """
+        live: list[str] = []
+        for qn in qnames:
+            qi = self.queries[qn]
+            live += [t for t in qi.tasks if t not in qi.end]
+            for t in qi.tasks:
+                qi.end.setdefault(t, cut)
+            qi.status = "draining"
+            self._control(qi)
+        initial = [str(self.root / "final" / f"{qn}.json") for qn in qnames]
+        groups = self._group(live)
+        names = []
+        for i, g in enumerate(groups):
+            before = set(self.queries)
+            self._launch_partial(g, label=f"{label}-h{i}", initial=initial, start_floor=cut)
+            (new,) = set(self.queries) - before
+            names.append(new)
+            for t in g:
+                for qn in qnames:
+                    if t in self.queries[qn].publish:
+                        self.queries[new].publish.add(t)
+            self._control(self.queries[new])
+        for qn in qnames:
+            self.queries[qn].successor = ",".join(names)
+        return names
+
+    def _group(self, tids: list[str]) -> list[list[str]]:
+        order = {t: i for i, t in enumerate(self._topological())}
+        if self.manager is None:
+            return [sorted(tids, key=order.__getitem__)] if tids else []
+        groups: dict[str, list[str]] = {}
+        which = {}
+        for rd in self.manager.running_dags():
+            for t in rd.tasks:
+                which[t] = rd.id
+        for t in tids:
+            groups.setdefault(which.get(t, "?"), []).append(t)
+        return [sorted(g, key=order.__getitem__) for g in groups.values()]
+
+    def _topological(self) -> list[str]:
+        seen: set[str] = set()
+        out: list[str] = []
+
+        def visit(t: str) -> None:
+            if t in seen:
+                return
+            seen.add(t)
+            for p in self.tasks[t].parents:
+                visit(p)
+            out.append(t)
+
+        for t in self.tasks:
+            visit(t)
+        return out
+
+    def defragment(self, *, at: int | None = None) -> dict[str, Any]:
+        """Relaunch each running DAG that spans several queries (or has paused tasks) as one.
+
+        Only Reuse mode has merged running DAGs; the affected queries are handed over at a future
+        cut, so no event is lost or duplicated (outputs pause for the hand-over).
+        """
+        if self.manager is None:
+            return {"relaunched": [], "stopped": []}
+        t_start = time.time()
+        affected: list[str] = []
+        for rd in self.manager.running_dags():
+            qs: set[str] = set()
+            for t in rd.tasks:
+                q = self.tasks[t].query
+                if q is not None:
+                    qs.add(q)
+            paused = any(self.queries[q].end for q in qs)
+            if len(qs) > 1 or paused:
+                affected += [q for q in sorted(qs) if q not in affected]
+        paused_only = [qn for qn, qi in self.queries.items()
+                       if qi.kind == "partial" and qi.status == "running" and qn not in affected
+                       and qi.tasks and all(t in qi.end for t in qi.tasks)]
+        if not affected and not paused_only:
+            return {"relaunched": [], "stopped": [], "seconds": 0.0}
+        cut = self._future(at, self.cut_margin)
+        for qn in paused_only:
+            self.queries[qn].status = "draining"
+        new = self._handover(affected, cut, "defrag") if affected else []
+        self._check_future(cut, "defragment")
+        took = time.time() - t_start
+        self.log.append({"event": "defragment", "cut": cut, "stopped": affected + paused_only,
+                         "relaunched": new, "s": took, "ms": time.time() * 1000})
+        return {"cut": cut, "stopped": affected + paused_only, "relaunched": new,
+                "seconds": took}
+
+    def restart(self, qname: str) -> None:
+        """Stop a partial query abruptly and start it again from its checkpoint, with a fresh
+        handler (as after a driver crash): Spark resumes from the committed offsets and the
+        handler from the task states saved beside them."""
+        qi = self.queries[qname]
+        qi.handle.stop()
+        handler = PartialHandler(qi.spec, str(self.root), self.bus.spec())
+        in_topics, offsets = qi.inputs
+        df = (self.spark.readStream.format("reusebus")
+              .option("topics", json.dumps(in_topics)).option("start", json.dumps(offsets))
+              .option("bus_spec", json.dumps(self.bus.spec())).load())
+        qi.handle = self._start(df, handler, qname)
+        qi.handler = handler
+        self.log.append({"event": "restart", "query": qname, "ms": time.time() * 1000})
+
+    # --- upkeep --------------------------------------------------------------------------------
+
+    def poll(self) -> None:
+        """Stop drained queries, stop publishing topics nobody still reads, surface failures."""
+        for qi in list(self.queries.values()):
+            if qi.status == "stopped":
+                continue
+            exc = qi.handle.exception() if qi.handle is not None else None
+            if exc is not None:
+                raise SparkRuntimeError(f"query failed: {str(exc).splitlines()[0][:300]}",
+                                        task=qi.name)
+            if qi.status == "draining" and (self.root / "final" / f"{qi.name}.json").exists():
+                qi.handle.stop()
+                qi.status = "stopped"
+                qi.stopped_ms = time.time() * 1000
+                self.log.append({"event": "stopped", "query": qi.name, "ms": qi.stopped_ms})
+        for qi in self.queries.values():
+            if qi.kind != "partial" or qi.status == "stopped" or not qi.publish:
+                continue
+            keep = {p for p in qi.publish if self._still_read(p)}
+            if keep != qi.publish:
+                qi.publish = keep
+                self._control(qi)
+
+    def _still_read(self, producer_task: str) -> bool:
+        for t in self.tasks.values():
+            if producer_task not in t.parents or t.query is None:
+                continue
+            if t.query == self.tasks[producer_task].query:
+                continue
+            qi = self.queries[t.query]
+            if qi.status == "stopped":
+                continue
+            if t.end is None or self.qhw(qi.name) < t.end - 1:
+                return True
+        return False
+
+    def qhw(self, qname: str) -> int:
+        """High-water mark of a query: every source event ``<=`` it is fully processed."""
+        qi = self.queries[qname]
+        if qi.kind == "source":
+            h = qi.handler
+            return -1 if not h.batches else self._source_last(qi)
+        last = qi.handler._last if qi.handler is not None else None
+        if last is None:
+            st = read_json(self.root / "final" / f"{qname}.json")
+            return int(st["qhw"]) if st else -1
+        return int(last[1].get("qhw", -1))
+
+    def _source_last(self, qi: QueryInfo) -> int:
+        prog = qi.handle.lastProgress
+        try:
+            return int(prog["sources"][0]["endOffset"]["seq"]) - 1 if prog else -1
+        except (KeyError, TypeError, ValueError):
+            return -1
+
+    def wait_processed(self, seq: int, timeout_s: float = 120.0) -> None:
+        """Block until every live partial query has processed every event ``<= seq``
+        (drained queries count as done), polling as it goes."""
+        deadline = time.time() + timeout_s
+        while True:
+            self.poll()
+            pending = [qn for qn, qi in self.queries.items()
+                       if qi.kind == "partial" and qi.status != "stopped"
+                       and not (self.root / "final" / f"{qn}.json").exists()
+                       and self.qhw(qn) < seq]
+            if not pending:
+                return
+            if time.time() > deadline:
+                raise SparkRuntimeError(f"queries {pending} did not reach seq {seq} in "
+                                        f"{timeout_s:.0f}s")
+            time.sleep(0.2)
+
+    def wait_stopped(self, timeout_s: float = 120.0) -> None:
+        """Block until every draining query has been stopped."""
+        deadline = time.time() + timeout_s
+        while any(qi.status == "draining" for qi in self.queries.values()):
+            self.poll()
+            if time.time() > deadline:
+                raise SparkRuntimeError("draining queries did not finish in time")
+            time.sleep(0.2)
+
+    # --- reporting -----------------------------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        """Running / paused tasks and active queries now (sources count as queries, not tasks)."""
+        active = {qn for qn, qi in self.queries.items() if qi.status != "stopped"}
+        running = paused = 0
+        for t in self.tasks.values():
+            if t.kind == "source" or t.query not in active:
+                continue
+            if t.end is None:
+                running += 1
+            else:
+                paused += 1
+        return {"running_tasks": running, "paused_tasks": paused, "queries": len(active)}
+
+    def ledger(self) -> dict[str, Any]:
+        """Everything the accounting needs to recompute the expected outputs of the run."""
+        return {
+            "mode": self.mode, "unmerge": self.unmerge, "t0": self.t0, "rate": self.rate,
+            "limit": self.limit, "data_dir": self.data_dir, "opts": self.opts,
+            "tasks": {t.id: {"type": t.type, "config": t.config, "parents": list(t.parents),
+                             "kind": t.kind, "topic": t.topic, "start": t.start, "end": t.end}
+                      for t in self.tasks.values()},
+            "dags": self.dags, "log": self.log,
+        }
+
+    def save_ledger(self) -> Path:
+        path = self.root / "ledger.json"
+        write_json(path, self.ledger())
+        return path
+
+    def close(self, *, clean: bool = False) -> None:
+        """Stop every query this runtime started (the session stays up)."""
+        for qi in self.queries.values():
+            if qi.status != "stopped" and qi.handle is not None:
+                try:
+                    qi.handle.stop()
+                except Exception:  # noqa: BLE001 - best effort
+                    pass
+                qi.status = "stopped"
+                qi.stopped_ms = time.time() * 1000
+        self.save_ledger()
+        if clean:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _short(label: str) -> str:
+    return "".join(ch if ch.isalnum() or ch == "-" else "_" for ch in label)[:40]
