@@ -129,6 +129,8 @@ def account(root: str | os.PathLike[str], ledger: Mapping[str, Any], upto: int,
         hi = min(int(info["R"]), upto) if info["R"] is not None else upto
         exp_total = obs_total = lost = dup = 0
         lost_keys: list[Key] = []
+        lost_seqs: list[int] = []
+        dup_seqs: list[int] = []
         for sink, rid in info["sinks"].items():
             exp = Counter({k: n for k, n in ref.get(rid, Counter()).items() if lo <= k[0] < hi})
             obs = seen[dag][sink]
@@ -138,6 +140,9 @@ def account(root: str | os.PathLike[str], ledger: Mapping[str, Any], upto: int,
             lost += sum(missing.values())
             dup += sum((obs - exp).values())
             lost_keys += sorted(missing)[:5]
+            lost_seqs += [k[0] for k, n in missing.items() for _ in range(n)]
+            dup_seqs += [k[0] for k, n in (obs - exp).items() for _ in range(n)]
         report[dag] = {"expected": exp_total, "observed": obs_total, "lost": lost,
-                       "duplicated": dup, "window": [lo, hi], "lost_sample": lost_keys}
+                       "duplicated": dup, "window": [lo, hi], "lost_sample": lost_keys,
+                       "lost_seqs": lost_seqs, "duplicated_seqs": dup_seqs}
     return report

@@ -54,6 +54,8 @@ def spark_conf(master: str = DEFAULT_MASTER, *, ui: bool = False,
         "spark.driver.host": "127.0.0.1",
         "spark.sql.ansi.enabled": "false",
         "spark.log.level": "WARN",
+        "spark.pyspark.python": sys.executable,
+        "spark.pyspark.driver.python": sys.executable,
     }
     if master.startswith("spark://"):
         conf["spark.executor.cores"] = "2"

@@ -1,0 +1,147 @@
+"""``reuse run`` (live trace replay on Spark -> CSV) and ``reuse cluster start|stop|status``.
+
+Thin: parse arguments, make one library call, print. :func:`add_parsers` plugs both commands
+into the main ``reuse`` parser; :func:`main` runs them stand-alone (``python -m
+reuse.runtime.cli``), which the tests use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from reuse.errors import ReuseError
+
+__all__ = ["add_parsers", "cmd_run", "cmd_cluster", "main"]
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from reuse.dataflow import load_dataflows
+    from reuse.runtime import SparkRuntimeError
+    from reuse.runtime.bus import FileBus
+    from reuse.runtime.measure import CpuMeter
+    from reuse.runtime.run import run_trace, write_rows
+    from reuse.runtime.runtime import Runtime
+    from reuse.runtime.session import get_session, stop_session
+    from reuse.traces import check_trace, load_trace
+
+    d = Path(args.dags)
+    if not d.is_dir():
+        raise ReuseError("is not a directory of dataflow JSON files", file=args.dags)
+    flows = {f.id: f for f in load_dataflows([d])}
+    ops = load_trace(args.trace)
+    check_trace(ops, flows, file=args.trace)
+    root = Path(args.root) if args.root else Path(tempfile.mkdtemp(prefix="reuse-run-"))
+    meter = CpuMeter()
+    broker = None
+    if args.bus == "redis":
+        from reuse.runtime.redis_bus import start_redis
+
+        broker = start_redis(root / "redis")
+        bus: Any = broker.bus()
+        meter.add_roots([broker.pid])
+    elif args.bus == "file":
+        bus = FileBus(root)
+    else:
+        raise SparkRuntimeError(f"unknown bus {args.bus!r} (file or redis)")
+    if args.master.startswith("spark://"):
+        from reuse.runtime.cluster import pids
+
+        meter.add_roots(pids(args.cluster_dir).values())
+    from pyspark.sql import SparkSession
+
+    owned = SparkSession.getActiveSession() is None  # tests share one session: leave it up
+    spark = get_session(args.master)
+    try:
+        rt = Runtime(spark, root, mode=args.mode, unmerge=args.unmerge, rate=args.rate,
+                     trigger_s=args.trigger_seconds, pi_iterations=args.pi_iterations,
+                     bus=bus, data_dir=args.data_dir)
+        try:
+            rows = run_trace(rt, flows, ops, step_seconds=args.step_seconds, meter=meter,
+                             check=not args.no_check, defrag_every=args.defrag_every)
+        finally:
+            rt.close()
+    finally:
+        if owned:
+            stop_session(spark)
+        if broker is not None:
+            broker.stop()
+    write_rows(rows, args.out)
+    peak = max(rows, key=lambda r: r["running_tasks"] + r["paused_tasks"])
+    print(f"{len(rows)} steps -> {args.out} (run dir {root}); peak {peak['running_tasks']} "
+          f"tasks at step {peak['step']}: {peak['cores']} cores; lost "
+          f"{sum(r['lost'] or 0 for r in rows)}, duplicated "
+          f"{sum(r['duplicated'] or 0 for r in rows)}")
+    return 0
+
+
+def cmd_cluster(args: argparse.Namespace) -> int:
+    from reuse.runtime import cluster
+
+    if args.action == "start":
+        res = cluster.start(args.dir, port=args.port, ui_port=args.ui_port, cores=args.cores,
+                            memory=args.memory)
+    elif args.action == "stop":
+        res = cluster.stop(args.dir)
+    else:
+        res = cluster.status(args.dir, ui_port=args.ui_port)
+    print(json.dumps(res, indent=1))
+    return 0
+
+
+def add_parsers(subparsers: Any) -> None:
+    """Add ``run`` and ``cluster`` to an ``argparse`` subparsers object (sets ``func``)."""
+    from reuse.runtime.cluster import DEFAULT_DIR
+
+    r = subparsers.add_parser("run", help="replay a trace live on Spark and write a CSV per op")
+    r.add_argument("--dags", required=True, help="directory of dataflow JSON files")
+    r.add_argument("--trace", required=True, help="trace JSON ({'ops': [...]})")
+    r.add_argument("--mode", choices=["reuse", "default"], default="reuse")
+    r.add_argument("--unmerge", choices=["pause", "stop"], default="pause",
+                   help="how Reuse enacts a removal (default: pause, as the paper)")
+    r.add_argument("--step-seconds", type=float, default=60.0)
+    r.add_argument("--out", required=True, help="CSV to write")
+    r.add_argument("--master", default="local[2]", help="local[2] or spark://host:port")
+    r.add_argument("--cluster-dir", default=str(DEFAULT_DIR),
+                   help="PID folder of a local standalone cluster (for CPU measurement)")
+    r.add_argument("--bus", default="file", choices=["file", "redis"])
+    r.add_argument("--rate", type=float, default=10.0, help="events/s per source")
+    r.add_argument("--trigger-seconds", type=float, default=2.0)
+    r.add_argument("--pi-iterations", type=int, default=1600,
+                   help="PiTask cost per event for OPMW tasks")
+    r.add_argument("--defrag-every", type=int, default=0,
+                   help="defragment every N steps (Reuse; 0 = never)")
+    r.add_argument("--data-dir", default=None, help="RIoTBench data folder")
+    r.add_argument("--root", default=None, help="run directory (default: a new temp dir)")
+    r.add_argument("--no-check", action="store_true",
+                   help="skip the reference execution (lost/duplicated left empty)")
+    r.set_defaults(func=cmd_run)
+
+    c = subparsers.add_parser("cluster", help="local Spark standalone master + worker")
+    c.add_argument("action", choices=["start", "stop", "status"])
+    c.add_argument("--dir", default=str(DEFAULT_DIR), help="PID and log folder")
+    c.add_argument("--port", type=int, default=7077)
+    c.add_argument("--ui-port", type=int, default=8080)
+    c.add_argument("--cores", type=int, default=2)
+    c.add_argument("--memory", default="4g")
+    c.set_defaults(func=cmd_cluster)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="reuse")
+    add_parsers(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except ReuseError as exc:
+        print(f"reuse: error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

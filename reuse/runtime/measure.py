@@ -1,0 +1,159 @@
+"""What a run costs: CPU of every process of the run, and source-to-sink latency.
+
+CPU. The paper summed ``top`` over its Storm hosts; we sum psutil ``cpu_times()`` (user + system)
+over the run's process tree: the driver Python process (it runs ``foreachBatch`` and moves files),
+its JVM (local mode) and the JVM's Python workers (``pyspark.daemon`` and forked workers, where
+the tasks run: JVM counters do not include them), plus any extra roots (standalone master, worker
+and executor JVMs, a Redis server). A sampler thread rescans the tree every ``interval`` seconds
+and keeps each process's latest cumulative CPU, so processes that come and go are counted up to
+their last sample. ``cores`` over a window is CPU seconds / wall seconds (1.0 = one busy core).
+
+Latency: sink record output time minus the source event's nominal emit time ``ts``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+__all__ = ["CpuMeter", "SinkTail", "percentile"]
+
+
+def _category(p: psutil.Process) -> str:
+    try:
+        name = p.name()
+        cmd = " ".join(p.cmdline()[:4])
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return "gone"
+    if "java" in name:
+        if "deploy.master" in cmd or "deploy.worker.Worker" in cmd:
+            return "cluster"
+        return "jvm"
+    if "redis" in name:
+        return "broker"
+    if "pyspark" in cmd or "python" in name:
+        return "python-worker"
+    return "other"
+
+
+class CpuMeter:
+    """Cumulative CPU of a process tree, sampled in the background.
+
+    Parameters
+    ----------
+    roots
+        PIDs whose whole descendant trees are measured (the driver itself is always included).
+    interval
+        Seconds between scans.
+    """
+
+    def __init__(self, roots: Iterable[int] = (), interval: float = 0.5) -> None:
+        self.driver = os.getpid()
+        self.roots = [self.driver, *roots]
+        self.interval = interval
+        self._cpu: dict[tuple[int, float], tuple[str, float]] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def add_roots(self, pids: Iterable[int]) -> None:
+        for p in pids:
+            if p not in self.roots:
+                self.roots.append(p)
+
+    def sample(self) -> None:
+        procs: dict[int, psutil.Process] = {}
+        for r in self.roots:
+            try:
+                root = psutil.Process(r)
+            except psutil.NoSuchProcess:
+                continue
+            procs[root.pid] = root
+            try:
+                for c in root.children(recursive=True):
+                    procs[c.pid] = c
+            except psutil.NoSuchProcess:
+                pass
+        with self._lock:
+            for pid, p in procs.items():
+                try:
+                    t = p.cpu_times()
+                    key = (pid, p.create_time())
+                    cat = self._cpu[key][0] if key in self._cpu else (
+                        "driver" if pid == self.driver else _category(p))
+                    self._cpu[key] = (cat, t.user + t.system)
+                except (psutil.NoSuchProcess, psutil.AccessDenied):
+                    continue
+
+    def total(self, by_category: bool = False) -> Any:
+        """CPU seconds so far (all processes ever seen), or a dict per process category."""
+        self.sample()
+        with self._lock:
+            if not by_category:
+                return sum(v for _, v in self._cpu.values())
+            out: dict[str, float] = {}
+            for cat, v in self._cpu.values():
+                out[cat] = out.get(cat, 0.0) + v
+            return out
+
+    def start(self) -> CpuMeter:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, name="cpu-meter", daemon=True)
+        self._thread.start()
+        return self
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.sample()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+
+class SinkTail:
+    """Reads new sink record files incrementally (each file is read once)."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.dir = Path(root) / "sinks"
+        self.seen: set[str] = set()
+
+    def new_records(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        if not self.dir.is_dir():
+            return out
+        for sub in os.listdir(self.dir):
+            d = self.dir / sub
+            for name in os.listdir(d):
+                if not name.endswith(".jsonl") or name.startswith("."):
+                    continue
+                path = f"{sub}/{name}"
+                if path in self.seen:
+                    continue
+                self.seen.add(path)
+                for line in (d / name).read_text(encoding="utf-8").splitlines():
+                    if line:
+                        out.append(json.loads(line))
+        return out
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """Nearest-rank percentile (``None`` for no values).
+
+    Examples
+    --------
+    >>> percentile([1, 2, 3, 4], 50), percentile([], 99)
+    (2, None)
+    """
+    if not values:
+        return None
+    s = sorted(values)
+    k = max(0, min(len(s) - 1, int(round(q / 100 * len(s) + 0.5)) - 1))
+    return s[k]
