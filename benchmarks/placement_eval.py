@@ -12,7 +12,7 @@ import argparse
 import sys
 import time
 
-from reuse.placement.evaluation import SCALES, format_report, run_grid
+from reuse.placement.evaluation import SCALES, format_report, run_grid, save_evaluation
 
 
 def main() -> None:
@@ -27,18 +27,7 @@ def main() -> None:
                                            file=sys.stderr, flush=True))
     print(f"scale={args.scale} ({SCALES[args.scale].note}), seed={args.seed}, runs={len(df)}, "
           f"wall={time.perf_counter() - t:.1f} s, time limit={SCALES[args.scale].time_limit:g} s")
-    report = format_report(df)
-    print(report)
-    if args.out:
-        from pathlib import Path
-
-        from reuse.placement.figures import plot_figures
-
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        df.to_csv(out / "runs.csv", index=False)
-        (out / "report.txt").write_text(report + "\n")
-        plot_figures(df, out)
+    print(save_evaluation(df, args.out) if args.out else format_report(df))
 
 
 if __name__ == "__main__":

@@ -105,19 +105,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from reuse.placement.evaluation import format_report, run_grid
-    from reuse.placement.figures import plot_figures
+    from reuse.placement.evaluation import format_report, run_grid, save_evaluation
 
     df = run_grid(args.scale, seed=args.seed,
                   progress=lambda m: print(m, file=sys.stderr, flush=True))
-    report = format_report(df)
-    print(report)
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        df.to_csv(out / "runs.csv", index=False)
-        (out / "report.txt").write_text(report + "\n")
-        plot_figures(df, out)
+    print(save_evaluation(df, args.out) if args.out else format_report(df))
     return 0
 
 
