@@ -16,12 +16,16 @@ pytestmark = pytest.mark.skipif(not (data_dir() / "riotbench").is_dir(),
 def test_tiny_batch_produces_every_planner_panel_and_summary(tmp_path):
     lines: list[str] = []
     out = run_batch("tiny", tmp_path / "res", progress=lines.append)
-    pngs = sorted(p.name for p in (out / "figures").glob("*.png"))
+    pngs = sorted(p.name for p in (out / "figures").glob("fig[24]_*.png"))
     assert len(pngs) == 12  # Figures 2 and 4 for 2 workloads x 3 traces
     assert all((out / "figures" / p).stat().st_size > 5000 for p in pngs)
     summary = (out / "summary.md").read_text()
     assert "| riot | seq |" in summary and "138 -> 75" in summary
-    assert any("[1/2] workload_opmw" in line for line in lines)
+    assert any("[1/3] workload_opmw" in line for line in lines)
+    # the placement notebook: the paper's grid figures and the reuse-trace comparison
+    assert (out / "figures" / "placement_tiny" / "fig6_regular_latency.png").exists()
+    assert (out / "figures" / "placement_trace_riot_seq.png").exists()
+    assert "placement trace" in summary
     executed = nbformat.read(out / "notebooks" / "workload_riot.ipynb", as_version=4)
     assert any(c.get("outputs") for c in executed.cells if c.cell_type == "code")
 
