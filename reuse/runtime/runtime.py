@@ -496,22 +496,27 @@ class Runtime:
         for qi in self.queries.values():
             if qi.kind != "partial" or qi.status == "stopped" or not qi.publish:
                 continue
-            keep = {p for p in qi.publish if self._still_read(p)}
+            keep = {p for p in qi.publish if self._still_read(p, qi.name)}
             if keep != qi.publish:
                 qi.publish = keep
                 self._control(qi)
 
-    def _still_read(self, producer_task: str) -> bool:
-        for t in self.tasks.values():
-            if producer_task not in t.parents or t.query is None:
+    def _still_read(self, producer_task: str, producer_query: str) -> bool:
+        """Whether a query other than the producer still needs the task's topic: it has a live
+        task reading it, or an ended one that has not yet drained past its end cut (a
+        hand-over predecessor keeps reading until its final state)."""
+        for qi in self.queries.values():
+            if qi.kind != "partial" or qi.status == "stopped" or qi.name == producer_query:
                 continue
-            if t.query == self.tasks[producer_task].query:
+            if producer_task in qi.tasks:
                 continue
-            qi = self.queries[t.query]
-            if qi.status == "stopped":
+            if (self.root / "final" / f"{qi.name}.json").exists():
                 continue
-            if t.end is None or self.qhw(qi.name) < t.end - 1:
-                return True
+            for t in qi.tasks:
+                if producer_task in self.tasks[t].parents:
+                    end = qi.end.get(t)
+                    if end is None or self.qhw(qi.name) < end - 1:
+                        return True
         return False
 
     def qhw(self, qname: str) -> int:

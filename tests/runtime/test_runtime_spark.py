@@ -20,14 +20,14 @@ from reuse.testing import riot_flows
 pytestmark = pytest.mark.spark
 
 RATE = 20.0
-LIMIT = 500
+LIMIT = 420
 # A = stats-sys; B = clean-kalman-sys reuses src, parse; C = clean-sys reuses src, parse and B's
 # bloom and range. Removing B stops B's kalman, slr and sink but keeps bloom and range for C.
 STEPS: list[tuple[str, str, int]] = [
-    ("submit", "stats-sys", 160),
-    ("submit", "clean-kalman-sys", 240),
-    ("submit", "clean-sys", 320),
-    ("remove", "clean-kalman-sys", 400),
+    ("submit", "stats-sys", 120),
+    ("submit", "clean-kalman-sys", 180),
+    ("submit", "clean-sys", 240),
+    ("remove", "clean-kalman-sys", 300),
 ]
 
 
@@ -40,7 +40,7 @@ def scenario(spark: Any, root: Path, mode: str, unmerge: str,
              steps: list[tuple[str, str, int]] = STEPS, limit: int = LIMIT,
              ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], list[dict[str, int]]]:
     """Run the steps live; return (accounting, outputs, ledger, counts after each step)."""
-    flows = riot_flows(*{dag for _, dag, _ in steps})
+    flows = riot_flows(*{dag for op, dag, _ in steps if op != "defrag"})
     rt = Runtime(spark, root, mode=mode, unmerge=unmerge, rate=RATE, trigger_s=1.0,
                  limit=limit, t0_ms=int(time.time() * 1000) + 500)
     counts = []
@@ -50,6 +50,8 @@ def scenario(spark: Any, root: Path, mode: str, unmerge: str,
             _wait_for(rt, at, lead=int(RATE * 2.5))
             if op == "submit":
                 rt.submit(flows[dag], at=at)
+            elif op == "defrag":
+                rt.defragment(at=at)
             else:
                 rt.remove(dag, at=at)
             rt.poll()
@@ -70,22 +72,25 @@ def runs(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]
     for mode, unmerge in (("reuse", "pause"), ("reuse", "stop"), ("default", "pause")):
         root = tmp_path_factory.mktemp(f"{mode}-{unmerge}")
         out[f"{mode}-{unmerge}"] = scenario(spark, root, mode, unmerge)
+    root = tmp_path_factory.mktemp("reuse-defrag")
+    out["reuse-defrag"] = scenario(spark, root, "reuse", "pause",
+                                   steps=[*STEPS, ("defrag", "", 360)])
     return out
 
 
-@pytest.mark.parametrize("run", ["reuse-pause", "reuse-stop", "default-pause"])
+@pytest.mark.parametrize("run", ["reuse-pause", "reuse-stop", "default-pause", "reuse-defrag"])
 def test_no_event_lost_or_duplicated(runs: dict[str, Any], run: str) -> None:
     acc = runs[run][0]
     assert set(acc) == {"stats-sys", "clean-kalman-sys", "clean-sys"}
     for dag, a in acc.items():
         assert a["expected"] > 0, dag
         assert (a["lost"], a["duplicated"]) == (0, 0), (dag, a)
-    assert acc["clean-kalman-sys"]["window"] == [240, 400]
+    assert acc["clean-kalman-sys"]["window"] == [180, 300]
 
 
 def test_reuse_outputs_equal_default(runs: dict[str, Any]) -> None:
     default = runs["default-pause"][1]
-    for run in ("reuse-pause", "reuse-stop"):
+    for run in ("reuse-pause", "reuse-stop", "reuse-defrag"):
         assert runs[run][1] == default, run
     # the comparison is not vacuous: every sink output something in its window
     assert all(sum(c.values()) > 0 for per in default.values() for c in per.values())
@@ -112,9 +117,19 @@ def test_stop_hands_over_kept_tasks(runs: dict[str, Any]) -> None:
     assert counts[-1] == {"running_tasks": 9, "paused_tasks": 0, "queries": 4}
     launches = [e for e in ledger["log"] if e["event"] == "launch"]
     assert launches[-1]["tasks"] == ["clean-kalman-sys.bloom", "clean-kalman-sys.range"]
-    assert launches[-1]["cut"] == 400
+    assert launches[-1]["cut"] == 300
     stopped = [e["query"] for e in ledger["log"] if e["event"] == "stopped"]
     assert len(stopped) == 1 and "clean-kalman-sys" in stopped[0]
+
+
+def test_defragment_relaunches_running_dag_as_one_query(runs: dict[str, Any]) -> None:
+    _, _, ledger, counts = runs["reuse-defrag"]
+    assert counts[3] == {"running_tasks": 9, "paused_tasks": 3, "queries": 4}
+    # after defragment: the source query and one query with the 9 live tasks, nothing paused
+    assert counts[-1] == {"running_tasks": 9, "paused_tasks": 0, "queries": 2}
+    launches = [e for e in ledger["log"] if e["event"] == "launch"]
+    assert len(launches[-1]["tasks"]) == 9 and launches[-1]["cut"] == 360
+    assert len([e for e in ledger["log"] if e["event"] == "stopped"]) == 3
 
 
 def test_restart_resumes_task_state(spark: Any, tmp_path: Path) -> None:
