@@ -239,8 +239,10 @@ class _Part(InputPartition):
 
 class _ReplayReader(DataSourceStreamReader):
     def __init__(self, options: dict[str, str]) -> None:
-        self.src = options["src"]
-        self.src_type = options.get("src_type", self.src)
+        if "streams" in options:
+            self.streams = [tuple(s) for s in json.loads(options["streams"])]
+        else:
+            self.streams = [(options["src"], options.get("src_type", options["src"]))]
         self.t0 = int(options["t0"])
         self.rate = float(options["rate"])
         self.start = int(options.get("start", "0"))
@@ -266,18 +268,20 @@ class _ReplayReader(DataSourceStreamReader):
     def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
         lo, hi = partition.value  # type: ignore[attr-defined]
         for seq in range(lo, hi):
-            ev = source_event(self.src, self.src_type, seq, self.t0, self.rate, self.data_dir)
-            yield (seq, json.dumps(ev, separators=(",", ":")))
+            for name, typ in self.streams:
+                ev = source_event(name, typ, seq, self.t0, self.rate, self.data_dir)
+                yield (seq, name, json.dumps(ev, separators=(",", ":")))
 
     def commit(self, end: dict) -> None:
         pass
 
 
 class ReplayDataSource(DataSource):
-    """``spark.readStream.format("reusereplay")``: rows ``(seq long, value string)``.
+    """``spark.readStream.format("reusereplay")``: rows ``(seq long, src string, value string)``.
 
     Options: ``src`` (stream name, the events' ``src``), ``src_type`` (``SYS``/``TAXI``/``FIT`` or
-    anything for synthetic), ``t0`` (ms), ``rate`` (events/s), ``start`` (first seq),
+    anything for synthetic), or ``streams`` (JSON list of ``[src, src_type]``: several streams
+    paced together by one query, used for OPMW's many synthetic sources), ``t0`` (ms), ``rate`` (events/s), ``start`` (first seq),
     ``data_dir``, ``limit`` (stop before this seq; -1 = never).
     """
 
@@ -286,7 +290,7 @@ class ReplayDataSource(DataSource):
         return "reusereplay"
 
     def schema(self) -> str:
-        return "seq long, value string"
+        return "seq long, src string, value string"
 
     def streamReader(self, schema: Any) -> DataSourceStreamReader:
         return _ReplayReader(dict(self.options))

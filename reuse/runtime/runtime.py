@@ -91,21 +91,23 @@ class QueryInfo:
 
 
 class _SourceHandler:
-    """foreachBatch of a source query: publish the batch's events with ``_hw`` = last seq."""
+    """foreachBatch of a source query: publish each stream's events with ``_hw`` = last seq."""
 
-    def __init__(self, bus: Bus, topic: str, launch: int) -> None:
-        self.bus, self.topic, self.launch = bus, topic, launch
+    def __init__(self, bus: Bus, launch: int) -> None:
+        self.bus, self.launch = bus, launch
         self.batches = 0
         self.events = 0
 
     def __call__(self, df: DataFrame, batch_id: int) -> None:
-        rows = sorted(df.collect(), key=lambda r: r[0])
-        if not rows:
-            return
-        text = json.dumps({"_hw": rows[-1][0]}) + "\n" + "".join(r[1] + "\n" for r in rows)
-        self.bus.publish(self.topic, f"{self.launch:06d}-{batch_id:09d}", text)
+        by_src: dict[str, list[tuple[int, str]]] = {}
+        for seq, src, value in df.collect():
+            by_src.setdefault(src, []).append((seq, value))
+        for src, rows in by_src.items():
+            rows.sort()
+            text = json.dumps({"_hw": rows[-1][0]}) + "\n" + "".join(v + "\n" for _, v in rows)
+            self.bus.publish(f"src:{src}", f"{self.launch:06d}-{batch_id:09d}", text)
+            self.events += len(rows)
         self.batches += 1
-        self.events += len(rows)
 
 
 class Runtime:
@@ -193,28 +195,44 @@ class Runtime:
         return f"{type_name}~{json.dumps(config, sort_keys=True)}"
 
     def _ensure_source(self, stream: str, type_name: str) -> str:
-        topic = f"src:{stream}"
-        if stream in self.sources:
-            return topic
+        if stream not in self.sources:
+            self._start_sources([(stream, type_name)])
+        return f"src:{stream}"
+
+    def _start_sources(self, streams: list[tuple[str, str]]) -> None:
+        """One replay query pacing ``streams`` (``[(name, type)]``) together."""
         self._launch += 1
-        name = f"src{self._launch}-{_short(stream)}"
-        handler = _SourceHandler(self.bus, topic, self._launch)
+        name = f"src{self._launch}-{_short(streams[0][0])}"
+        handler = _SourceHandler(self.bus, self._launch)
         start = max(0, self.bound() + 1)
-        opts = {"src": stream, "src_type": type_name, "t0": str(self.t0), "rate": str(self.rate),
+        opts = {"streams": json.dumps(streams), "t0": str(self.t0), "rate": str(self.rate),
                 "start": str(start), "data_dir": self.data_dir,
                 "limit": str(self.limit if self.limit is not None else -1)}
         df = self.spark.readStream.format("reusereplay").options(**opts).load()
         q = self._start(df, handler, name)
         self.queries[name] = QueryInfo(name, "source", self._launch, [], q, handler,
                                        time.time() * 1000)
-        self.sources[stream] = name
-        return topic
+        for stream, _ in streams:
+            self.sources[stream] = name
 
     def start_sources(self, types: Iterable[str]) -> None:
-        """Start the replay queries of these source types now (they are shared by all DAGs of
-        both modes; starting them ahead keeps the first submit's launch short)."""
-        for t in types:
-            self._ensure_source(self._source_stream(t, "source"), t)
+        """Start the source streams of these source types now (shared by all DAGs of both
+        modes; starting them ahead keeps the first submit's launch short). Each RIoTBench
+        source gets its own replay query; all other (synthetic, e.g. OPMW) sources share one,
+        since a query per synthetic source would cost more than the tasks they feed."""
+        from reuse.tasks.sources import SOURCE_FILES
+
+        synthetic = []
+        for t in dict.fromkeys(types):
+            stream = self._source_stream(t, "source")
+            if stream in self.sources:
+                continue
+            if t in SOURCE_FILES:
+                self._ensure_source(stream, t)
+            else:
+                synthetic.append((stream, t))
+        if synthetic:
+            self._start_sources(synthetic)
 
     def _start(self, df: DataFrame, handler: Any, name: str) -> StreamingQuery:
         ckpt = self.root / "ckpt" / name / "spark"

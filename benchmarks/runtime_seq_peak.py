@@ -1,0 +1,157 @@
+"""Default vs Reuse cores at the SEQ peak, live on Spark, with overhead vs task-work split.
+
+For each mode (fresh local[2] session each): start the sources, submit every DAG of the workload
+in the SEQ trace's order (seeded) with a short ramp step, let the peak settle for ``--settle``
+seconds, then measure the CPU of the whole run (driver, JVM, Python workers) over ``--window``
+seconds: that is ``cores``. In Reuse mode the DAGs are then all removed with pause, which
+leaves every query deployed and batching with no task admitting events; the CPU over a second
+window is the per-query overhead (``idle_cores``) at the peak's query count, and
+``peak - idle`` is the task work. The ratio printed at the end is
+``(1 - reuse/default cores) / (1 - reuse/default tasks)`` (the goal is >= 0.9).
+
+Run: ``.venv/bin/python benchmarks/runtime_seq_peak.py --workload riot --rate 60
+--trigger 20``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def workload(name: str, n: int | None) -> list[Any]:
+    from reuse.dataflow import parse_dataflow
+
+    if name == "riot":
+        from reuse.workloads.riotbench import build_dataflows
+
+        dags = build_dataflows(ROOT / "data" / "riotbench")
+        if n:
+            dags = dags[:n]
+        return [parse_dataflow(d) for d in dags]
+    from reuse.workloads.opmw import load_corpus, select
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        corpus = load_corpus(ROOT / "data" / "opmw" / "wings-corpus")
+    return [parse_dataflow(d) for d in select(corpus.dataflows, n or 35)]
+
+
+def window(rt: Any, meter: Any, tail: Any, seconds: float) -> dict[str, Any]:
+    from reuse.runtime.measure import percentile
+
+    tail.new_records()
+    c0, t0 = meter.total(by_category=True), time.time()
+    end = t0 + seconds
+    while time.time() < end:
+        rt.poll()
+        time.sleep(0.5)
+    c1, t1 = meter.total(by_category=True), time.time()
+    recs = tail.new_records()
+    lat = [r["o"] - r["ts"] for r in recs]
+    by = {k: round((c1[k] - c0.get(k, 0.0)) / (t1 - t0), 3) for k in c1}
+    return {"cores": round(sum(by.values()), 3), "by_process": by, "outputs": len(recs),
+            "p50_ms": percentile(lat, 50), "p99_ms": percentile(lat, 99), **rt.counts()}
+
+
+def run_mode(mode: str, flows: list[Any], args: argparse.Namespace) -> dict[str, Any]:
+    from reuse.runtime.measure import CpuMeter, SinkTail
+    from reuse.runtime.runtime import Runtime
+    from reuse.runtime.session import get_session, stop_session
+    from reuse.traces import seq_trace
+
+    order = [op.dag for op in seq_trace([f.id for f in flows], seed=args.seed)
+             if op.op == "submit"]
+    by_id = {f.id: f for f in flows}
+    spark = get_session("local[2]")
+    root = Path(tempfile.mkdtemp(prefix=f"seqpeak-{mode}-"))
+    meter = CpuMeter().start()
+    tail = SinkTail(root)
+    rt = Runtime(spark, root, mode=mode, unmerge="pause", rate=args.rate,
+                 trigger_s=args.trigger, pi_iterations=args.pi_iterations)
+    out: dict[str, Any] = {"mode": mode}
+    try:
+        rt.start_sources(sorted({f.task(s).type for f in flows for s in f.sources}))
+        t_ramp = time.time()
+        for i, dag in enumerate(order, 1):
+            rt.submit(by_id[dag])
+            rt.poll()
+            print(f"  {mode}: submitted {i}/{len(order)} {dag} "
+                  f"({rt.counts()['running_tasks']} tasks, {time.time() - t_ramp:.0f}s)",
+                  flush=True)
+            time.sleep(args.ramp_step)
+        print(f"  {mode}: settling {args.settle:.0f}s, then measuring {args.window:.0f}s",
+              flush=True)
+        time.sleep(args.settle)
+        out["peak"] = window(rt, meter, tail, args.window)
+        print(f"  {mode} peak: {json.dumps(out['peak'])}", flush=True)
+        if mode == "reuse":
+            for dag in order:
+                rt.remove(dag)
+            time.sleep(args.trigger * 2 + 2)
+            out["idle"] = window(rt, meter, tail, args.window)
+            print(f"  {mode} all paused: {json.dumps(out['idle'])}", flush=True)
+    finally:
+        meter.stop()
+        rt.close()
+        stop_session(spark)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--workload", choices=["riot", "opmw"], default="riot")
+    ap.add_argument("--n", type=int, default=None, help="first N RIoT / seeded N OPMW DAGs")
+    ap.add_argument("--rate", type=float, default=60.0)
+    ap.add_argument("--trigger", type=float, default=20.0)
+    ap.add_argument("--pi-iterations", type=int, default=1600)
+    ap.add_argument("--ramp-step", type=float, default=2.0)
+    ap.add_argument("--settle", type=float, default=45.0)
+    ap.add_argument("--window", type=float, default=60.0)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", default=None, help="JSON result file")
+    args = ap.parse_args()
+    from reuse.manager import Manager
+
+    flows = workload(args.workload, args.n)
+    m = Manager()
+    for f in flows:
+        m.submit(f)
+    default_tasks, reuse_tasks = m.default_task_count, m.task_count
+    print(f"{args.workload}: {len(flows)} DAGs, tasks default {default_tasks} -> reuse "
+          f"{reuse_tasks} ({1 - reuse_tasks / default_tasks:.1%} fewer); rate {args.rate}/s, "
+          f"trigger {args.trigger}s", flush=True)
+    res = {"args": vars(args), "default_tasks": default_tasks, "reuse_tasks": reuse_tasks}
+    for mode in ("default", "reuse"):
+        res[mode] = run_mode(mode, flows, args)
+    d, r = res["default"]["peak"]["cores"], res["reuse"]["peak"]["cores"]
+    task_saving = 1 - reuse_tasks / default_tasks
+    core_saving = 1 - r / d
+    idle = res["reuse"]["idle"]
+    per_query = idle["cores"] / max(1, idle["queries"])
+    res["summary"] = {
+        "default_cores": d, "reuse_cores": r, "core_saving": round(core_saving, 3),
+        "task_saving": round(task_saving, 3), "ratio": round(core_saving / task_saving, 3),
+        "per_query_overhead_cores": round(per_query, 4),
+        "default_overhead_cores": round(per_query * res["default"]["peak"]["queries"], 3),
+        "reuse_overhead_cores": round(per_query * res["reuse"]["peak"]["queries"], 3),
+    }
+    s = res["summary"]
+    print(f"SEQ peak {args.workload}: Default {d} cores ({res['default']['peak']['queries']} "
+          f"queries), Reuse {r} cores ({res['reuse']['peak']['queries']} queries); core "
+          f"saving {core_saving:.1%} vs task saving {task_saving:.1%}: ratio {s['ratio']}; "
+          f"per-query overhead {per_query:.3f} cores -> overhead Default "
+          f"{s['default_overhead_cores']}, Reuse {s['reuse_overhead_cores']} cores")
+    if args.out:
+        Path(args.out).write_text(json.dumps(res, indent=1))
+
+
+if __name__ == "__main__":
+    main()
