@@ -145,3 +145,48 @@ def planner_figures(workload: str, flows: Sequence[Dataflow], out_dir: Any,
     summary = pd.DataFrame([summary_row(r) for r in runs])
     summary.to_csv(out / f"summary_planner_{workload}.csv", index=False)
     return runs, summary
+
+
+# --- Figure 3: cores from live runs (the CSV of ``reuse run``) -------------------------------------
+
+def plot_cores(default: pd.DataFrame, reuse: pd.DataFrame, ax: Any, workload: str,
+               trace: str) -> None:
+    """Figure 3 panel: cumulative cores per step, Default vs Reuse, from two live-run CSVs."""
+    ax.plot(default["step"], default["cores"], label="Default", color="tab:red")
+    ax.plot(reuse["step"], reuse["cores"], label="Reuse", color="tab:blue")
+    paper = PAPER.get((workload, trace), {})
+    if "peak_default_cores" in paper:
+        ax.text(0.99, 0.97, f"paper peak: {paper['peak_default_cores']} vs "
+                f"{paper['peak_reuse_cores']} cores", transform=ax.transAxes, ha="right",
+                va="top", fontsize="small")
+    ax.set_title(f"{workload.upper()} {trace.upper()}: cores (live)")
+    ax.set_xlabel("step")
+    ax.set_ylabel("cores (1.0 = one core busy)")
+    ax.legend(loc="upper left", fontsize="small")
+
+
+def live_summary_row(default: pd.DataFrame, reuse: pd.DataFrame, workload: str,
+                     trace: str) -> dict[str, Any]:
+    """Tasks and cores at the Default peak and on average, Default vs Reuse, with accounting."""
+    i = int(default["running_tasks"].idxmax())
+    d_peak, r_peak = default.loc[i], reuse.loc[i]
+    task_saving = 1 - r_peak["running_tasks"] / d_peak["running_tasks"]
+    core_saving = 1 - r_peak["cores"] / d_peak["cores"]
+    paper = PAPER.get((workload, trace), {})
+    return {
+        "workload": workload, "trace": trace, "steps": len(default),
+        "peak_step": int(d_peak["step"]),
+        "peak_tasks": f"{int(d_peak['running_tasks'])} -> {int(r_peak['running_tasks'])}",
+        "peak_cores": f"{d_peak['cores']:.2f} -> {r_peak['cores']:.2f}",
+        "task_saving": task_saving, "core_saving": core_saving,
+        "core_over_task_saving": core_saving / task_saving if task_saving else float("nan"),
+        "mean_cores": f"{default['cores'].mean():.2f} -> {reuse['cores'].mean():.2f}",
+        "steps_reuse_above_default": int((reuse["cores"] > default["cores"]).sum()),
+        "lost": int(default["lost"].fillna(0).sum() + reuse["lost"].fillna(0).sum()),
+        "duplicated": int(default["duplicated"].fillna(0).sum()
+                          + reuse["duplicated"].fillna(0).sum()),
+        "paper_cores": (f"{paper['peak_default_cores']} -> {paper['peak_reuse_cores']}"
+                        if "peak_default_cores" in paper else
+                        (f"mean {paper['mean_default_cores']} -> {paper['mean_reuse_cores']}"
+                         if "mean_default_cores" in paper else "")),
+    }
