@@ -22,12 +22,7 @@ __all__ = ["add_parsers", "cmd_run", "cmd_cluster", "main"]
 
 def cmd_run(args: argparse.Namespace) -> int:
     from reuse.dataflow import load_dataflows
-    from reuse.runtime import SparkRuntimeError
-    from reuse.runtime.bus import FileBus
-    from reuse.runtime.measure import CpuMeter
-    from reuse.runtime.run import run_trace, write_rows
-    from reuse.runtime.runtime import Runtime
-    from reuse.runtime.session import get_session, stop_session
+    from reuse.runtime.run import live_run, write_rows
     from reuse.traces import check_trace, load_trace
 
     d = Path(args.dags)
@@ -37,40 +32,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     ops = load_trace(args.trace)
     check_trace(ops, flows, file=args.trace)
     root = Path(args.root) if args.root else Path(tempfile.mkdtemp(prefix="reuse-run-"))
-    meter = CpuMeter()
-    broker = None
-    if args.bus == "redis":
-        from reuse.runtime.redis_bus import start_redis
-
-        broker = start_redis(root / "redis")
-        bus: Any = broker.bus()
-        meter.add_roots([broker.pid])
-    elif args.bus == "file":
-        bus = FileBus(root)
-    else:
-        raise SparkRuntimeError(f"unknown bus {args.bus!r} (file or redis)")
-    if args.master.startswith("spark://"):
-        from reuse.runtime.cluster import pids
-
-        meter.add_roots(pids(args.cluster_dir).values())
-    from pyspark.sql import SparkSession
-
-    owned = SparkSession.getActiveSession() is None  # tests share one session: leave it up
-    spark = get_session(args.master)
-    try:
-        rt = Runtime(spark, root, mode=args.mode, unmerge=args.unmerge, rate=args.rate,
-                     trigger_s=args.trigger_seconds, pi_iterations=args.pi_iterations,
-                     bus=bus, data_dir=args.data_dir)
-        try:
-            rows = run_trace(rt, flows, ops, step_seconds=args.step_seconds, meter=meter,
-                             check=not args.no_check, defrag_every=args.defrag_every)
-        finally:
-            rt.close()
-    finally:
-        if owned:
-            stop_session(spark)
-        if broker is not None:
-            broker.stop()
+    rows = live_run(flows, ops, root=root, mode=args.mode, unmerge=args.unmerge,
+                    step_seconds=args.step_seconds, master=args.master,
+                    cluster_dir=args.cluster_dir, bus=args.bus, rate=args.rate,
+                    trigger_s=args.trigger_seconds, pi_iterations=args.pi_iterations,
+                    defrag_every=args.defrag_every, data_dir=args.data_dir,
+                    check=not args.no_check)
     write_rows(rows, args.out)
     peak = max(rows, key=lambda r: r["running_tasks"] + r["paused_tasks"])
     print(f"{len(rows)} steps -> {args.out} (run dir {root}); peak {peak['running_tasks']} "

@@ -28,7 +28,7 @@ from reuse.runtime.measure import CpuMeter, SinkTail, percentile
 from reuse.runtime.runtime import Runtime
 from reuse.traces import Op, check_trace
 
-__all__ = ["CSV_COLUMNS", "run_trace", "write_rows"]
+__all__ = ["CSV_COLUMNS", "live_run", "run_trace", "write_rows"]
 
 CSV_COLUMNS = ["step", "op", "dag", "running_tasks", "paused_tasks", "queries", "cores",
                "cores_steady", "p50_latency_ms", "p99_latency_ms", "events_in", "events_out",
@@ -144,3 +144,61 @@ def write_rows(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) 
         for r in rows:
             w.writerow(r)
     os.replace(tmp, p)
+
+
+def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os.PathLike[str],
+             mode: str = "reuse", unmerge: str = "pause", step_seconds: float = 60.0,
+             master: str = "local[2]", cluster_dir: str | os.PathLike[str] | None = None,
+             bus: str = "file", rate: float = 10.0, trigger_s: float = 2.0,
+             pi_iterations: int = 1600, defrag_every: int = 0,
+             data_dir: str | os.PathLike[str] | None = None, check: bool = True,
+             progress: Callable[[str], None] | None = _progress) -> list[dict[str, Any]]:
+    """Set up a session, bus and CPU meter, replay ``ops`` live (:func:`run_trace`), tear down.
+
+    The one entry point of ``reuse run`` and the notebooks. A SparkSession that is already
+    active (tests share one) is used and left running; one started here is stopped here, and so
+    is a Redis broker started for ``bus="redis"``.
+    """
+    from pyspark.sql import SparkSession
+
+    from reuse.runtime import SparkRuntimeError
+    from reuse.runtime.bus import FileBus
+    from reuse.runtime.session import get_session, stop_session
+
+    root = Path(root)
+    meter = CpuMeter()
+    broker = None
+    bus_obj: Any
+    if bus == "redis":
+        from reuse.runtime.redis_bus import start_redis
+
+        broker = start_redis(root / "redis")
+        bus_obj = broker.bus()
+        meter.add_roots([broker.pid])
+    elif bus == "file":
+        bus_obj = FileBus(root)
+    else:
+        raise SparkRuntimeError(f"unknown bus {bus!r} (file or redis)")
+    try:
+        if master.startswith("spark://"):
+            from reuse.runtime.cluster import DEFAULT_DIR, pids
+
+            meter.add_roots(pids(cluster_dir or DEFAULT_DIR).values())
+        owned = SparkSession.getActiveSession() is None
+        spark = get_session(master)
+        try:
+            rt = Runtime(spark, root, mode=mode, unmerge=unmerge, rate=rate,
+                         trigger_s=trigger_s, pi_iterations=pi_iterations, bus=bus_obj,
+                         data_dir=None if data_dir is None else str(data_dir))
+            try:
+                return run_trace(rt, flows, ops, step_seconds=step_seconds, meter=meter,
+                                 check=check, defrag_every=defrag_every, progress=progress)
+            finally:
+                rt.close()
+        finally:
+            if owned:
+                stop_session(spark)
+    finally:
+        if broker is not None:
+            broker.stop()
+
