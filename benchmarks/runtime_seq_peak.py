@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
 import tempfile
 import time
 import warnings
@@ -26,7 +28,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def workload(name: str, n: int | None) -> list[Any]:
+def workload(name: str, n: int | None, only_source: str | None = None) -> list[Any]:
     from reuse.dataflow import parse_dataflow
 
     if name == "riot":
@@ -35,6 +37,8 @@ def workload(name: str, n: int | None) -> list[Any]:
         dags = build_dataflows(ROOT / "data" / "riotbench")
         if n:
             dags = dags[:n]
+        if only_source:
+            dags = [d for d in dags if d["tasks"][0]["type"] == only_source]
         return [parse_dataflow(d) for d in dags]
     from reuse.workloads.opmw import load_corpus, select
 
@@ -48,6 +52,8 @@ def window(rt: Any, meter: Any, tail: Any, seconds: float) -> dict[str, Any]:
     from reuse.runtime.measure import percentile
 
     tail.new_records()
+    busy0 = {n: (q.handler.batches, q.handler.busy_s) for n, q in rt.queries.items()
+             if q.kind == "partial" and q.handler is not None}
     c0, t0 = meter.total(by_category=True), time.time()
     end = t0 + seconds
     while time.time() < end:
@@ -57,7 +63,13 @@ def window(rt: Any, meter: Any, tail: Any, seconds: float) -> dict[str, Any]:
     recs = tail.new_records()
     lat = [r["o"] - r["ts"] for r in recs]
     by = {k: round((c1[k] - c0.get(k, 0.0)) / (t1 - t0), 3) for k in c1}
+    busy = {}
+    for n, (b, s) in busy0.items():
+        h = rt.queries[n].handler
+        if h.batches > b:
+            busy[n] = [len(rt.queries[n].tasks), round((h.busy_s - s) / (h.batches - b), 3)]
     return {"cores": round(sum(by.values()), 3), "by_process": by, "outputs": len(recs),
+            "batch_wall_s": busy,
             "p50_ms": percentile(lat, 50), "p99_ms": percentile(lat, 99), **rt.counts()}
 
 
@@ -74,7 +86,7 @@ def run_mode(mode: str, flows: list[Any], args: argparse.Namespace) -> dict[str,
     root = Path(tempfile.mkdtemp(prefix=f"seqpeak-{mode}-"))
     meter = CpuMeter().start()
     tail = SinkTail(root)
-    rt = Runtime(spark, root, mode=mode, unmerge="pause", rate=args.rate,
+    rt = Runtime(spark, root, mode=mode.split("-")[0], unmerge="pause", rate=args.rate,
                  trigger_s=args.trigger, pi_iterations=args.pi_iterations)
     out: dict[str, Any] = {"mode": mode}
     try:
@@ -87,12 +99,19 @@ def run_mode(mode: str, flows: list[Any], args: argparse.Namespace) -> dict[str,
                   f"({rt.counts()['running_tasks']} tasks, {time.time() - t_ramp:.0f}s)",
                   flush=True)
             time.sleep(args.ramp_step)
+        if mode == "reuse-defrag":
+            t = time.time()
+            d = rt.defragment()
+            rt.wait_stopped(timeout_s=300)
+            out["defragment"] = {"seconds": round(time.time() - t, 2), "stopped":
+                                 len(d["stopped"]), "relaunched": len(d["relaunched"])}
+            print(f"  {mode}: defragmented {out['defragment']}", flush=True)
         print(f"  {mode}: settling {args.settle:.0f}s, then measuring {args.window:.0f}s",
               flush=True)
         time.sleep(args.settle)
         out["peak"] = window(rt, meter, tail, args.window)
         print(f"  {mode} peak: {json.dumps(out['peak'])}", flush=True)
-        if mode == "reuse":
+        if mode == "reuse" and not args.no_idle:
             for dag in order:
                 rt.remove(dag)
             time.sleep(args.trigger * 2 + 2)
@@ -103,6 +122,23 @@ def run_mode(mode: str, flows: list[Any], args: argparse.Namespace) -> dict[str,
         rt.close()
         stop_session(spark)
     return out
+
+
+def _child(mode: str) -> dict[str, Any]:
+    """Run one mode in its own Python process (its own JVM), so neither mode inherits the
+    other's JIT state, threads or garbage."""
+    cmd = [sys.executable, *sys.argv, "--only-mode", mode]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    result = None
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("RESULT "):
+            result = json.loads(line[7:])
+        else:
+            print(line, end="", flush=True)
+    if proc.wait() != 0 or result is None:
+        raise SystemExit(f"{mode} run failed (exit {proc.returncode})")
+    return dict(result)
 
 
 def main() -> None:
@@ -116,11 +152,18 @@ def main() -> None:
     ap.add_argument("--settle", type=float, default=45.0)
     ap.add_argument("--window", type=float, default=60.0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--source", default=None, help="RIoT: only the DAGs on this source")
+    ap.add_argument("--no-idle", action="store_true", help="skip the all-paused window")
     ap.add_argument("--out", default=None, help="JSON result file")
+    ap.add_argument("--only-mode", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--order", default="default,reuse", help="modes, in run order")
     args = ap.parse_args()
     from reuse.manager import Manager
 
-    flows = workload(args.workload, args.n)
+    flows = workload(args.workload, args.n, args.source)
+    if args.only_mode:  # child process: one mode in a fresh JVM, result as the last line
+        print("RESULT " + json.dumps(run_mode(args.only_mode, flows, args)), flush=True)
+        return
     m = Manager()
     for f in flows:
         m.submit(f)
@@ -129,12 +172,17 @@ def main() -> None:
           f"{reuse_tasks} ({1 - reuse_tasks / default_tasks:.1%} fewer); rate {args.rate}/s, "
           f"trigger {args.trigger}s", flush=True)
     res = {"args": vars(args), "default_tasks": default_tasks, "reuse_tasks": reuse_tasks}
-    for mode in ("default", "reuse"):
-        res[mode] = run_mode(mode, flows, args)
+    for mode in args.order.split(","):
+        res[mode] = _child(mode)
+    for mode in [m for m in res if m.startswith("reuse-")]:
+        dm, rm = res["default"]["peak"]["cores"], res[mode]["peak"]["cores"]
+        print(f"SEQ peak {args.workload}: {mode} {rm} cores ({res[mode]['peak']['queries']} "
+              f"queries) vs Default {dm}: core saving {1 - rm / dm:.1%}, ratio to task "
+              f"saving {(1 - rm / dm) / (1 - reuse_tasks / default_tasks):.3f}")
     d, r = res["default"]["peak"]["cores"], res["reuse"]["peak"]["cores"]
     task_saving = 1 - reuse_tasks / default_tasks
     core_saving = 1 - r / d
-    idle = res["reuse"]["idle"]
+    idle = res["reuse"].get("idle", {"cores": float("nan"), "queries": 1})
     per_query = idle["cores"] / max(1, idle["queries"])
     res["summary"] = {
         "default_cores": d, "reuse_cores": r, "core_saving": round(core_saving, 3),

@@ -58,7 +58,10 @@ def reference_records(ledger: Mapping[str, Any], upto: int) -> dict[str, Counter
     opts = ledger["opts"]
     built = {t: build_task(tasks[t]["type"], tasks[t]["config"], opts) for t in order}
     lo = min(int(tasks[t]["start"]) for t in order)
-    out: dict[str, Counter[Key]] = {t: Counter() for t in order if tasks[t]["kind"] == "sink"}
+    recorded = {rid for d in ledger["dags"].values() for rid in d["sinks"].values()
+                if tasks[rid]["kind"] == "task"}
+    out: dict[str, Counter[Key]] = {t: Counter() for t in order
+                                    if tasks[t]["kind"] == "sink" or t in recorded}
     for seq in range(lo, upto):
         src_ev = {topic: source_event(name, typ, seq, int(ledger["t0"]), float(ledger["rate"]),
                                       ledger["data_dir"])
@@ -82,7 +85,11 @@ def reference_records(ledger: Mapping[str, Any], upto: int) -> dict[str, Counter
                 if info["kind"] == "sink":
                     out[t][(ev["seq"], digest(ev))] += 1
                 else:
-                    res.extend(json.loads(json.dumps(r)))
+                    r = json.loads(json.dumps(r))
+                    res.extend(r)
+                    if t in recorded:
+                        for o in r:
+                            out[t][(o["seq"], digest(o))] += 1
             outs[t] = res
     return out
 

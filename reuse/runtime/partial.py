@@ -157,6 +157,7 @@ def run_batch(spec: Mapping[str, Any], control: Mapping[str, Any], state: Mappin
     outputs: dict[str, list[dict[str, Any]]] = {}
     sinks: dict[str, list[dict[str, Any]]] = {}
     full = opts.get("record") == "full"
+    recorded = set(control.get("record", []))
     for t in spec["tasks"]:
         tid = t["id"]
         merged: list[dict[str, Any]] = list(held.get(tid, []))
@@ -182,13 +183,12 @@ def run_batch(spec: Mapping[str, Any], control: Mapping[str, Any], state: Mappin
                 continue
             res = task.process(ev)
             if kind == "sink":
-                rec = {"s": ev.get("src"), "q": ev["seq"], "ts": ev.get("ts"), "o": clock(),
-                       "d": digest(ev)}
-                if full:
-                    rec["e"] = ev
-                recs.append(rec)
+                recs.append(_record(ev, clock(), full))
             else:
                 out.extend(res)
+                if tid in recorded:  # a DAG's leaf task (no sink task): record its outputs
+                    now = clock()
+                    recs.extend(_record(r, now, full) for r in res)
         outputs[tid] = out
         if recs:
             sinks[tid] = recs
@@ -208,6 +208,13 @@ def run_batch(spec: Mapping[str, Any], control: Mapping[str, Any], state: Mappin
     new_state = {"tasks": states, "hw": hw, "offsets": offsets, "held": held, "qhw": qhw,
                  "final": final}
     return {"topics": topics, "sinks": sinks, "state": new_state}
+
+
+def _record(ev: Mapping[str, Any], now: float, full: bool) -> dict[str, Any]:
+    rec = {"s": ev.get("src"), "q": ev["seq"], "ts": ev.get("ts"), "o": now, "d": digest(ev)}
+    if full:
+        rec["e"] = ev
+    return rec
 
 
 def read_json(path: str | os.PathLike[str], default: Any = None) -> Any:
@@ -271,6 +278,7 @@ class PartialHandler:
         self._last: tuple[int, dict[str, Any]] | None = None
         self.batches = 0
         self.busy_s = 0.0
+        self.in_batch = False
 
     # -- state --------------------------------------------------------------------------------
 
@@ -316,6 +324,13 @@ class PartialHandler:
     # -- one batch ----------------------------------------------------------------------------
 
     def __call__(self, df: DataFrame, batch_id: int) -> None:
+        self.in_batch = True
+        try:
+            self._batch(df, batch_id)
+        finally:
+            self.in_batch = False
+
+    def _batch(self, df: DataFrame, batch_id: int) -> None:
         t_start = time.time()
         control = read_json(self.control_path, {}) or {}
         state = self._state_before(batch_id)

@@ -83,6 +83,7 @@ class QueryInfo:
     started_ms: float
     status: str = "running"  # running | draining | stopped
     publish: set[str] = field(default_factory=set)
+    record: set[str] = field(default_factory=set)
     end: dict[str, int] = field(default_factory=dict)
     stopped_ms: float | None = None
     successor: str | None = None
@@ -244,10 +245,11 @@ class Runtime:
 
     def _control(self, qi: QueryInfo) -> None:
         write_json(self.root / "control" / f"{qi.name}.json",
-                   {"publish": sorted(qi.publish), "end": qi.end})
+                   {"publish": sorted(qi.publish), "end": qi.end, "record": sorted(qi.record)})
 
     def _launch_partial(self, tids: list[str], *, label: str, at: int | None = None,
-                        initial: Iterable[str] = (), start_floor: int | None = None) -> int:
+                        initial: Iterable[str] = (), start_floor: int | None = None,
+                        record: Iterable[str] = ()) -> int:
         """Start one query for ``tids`` (topological). Returns its join cut ``J``."""
         internal = set(tids)
         ext: list[str] = []
@@ -285,6 +287,7 @@ class Runtime:
                 self.tasks[t].start = cut
             self.tasks[t].query = name
         qi = QueryInfo(name, "partial", self._launch, list(tids), None, None, time.time() * 1000)
+        qi.record = set(record) & internal
         self.queries[name] = qi
         self._control(qi)
         handler = PartialHandler(spec, str(self.root), self.bus.spec())
@@ -332,9 +335,17 @@ class Runtime:
             reused = []
         for rid, type_name, config, parents in new:
             self._add_task(rid, type_name, config, parents)
+        # a DAG whose sink is an ordinary task (OPMW leaves): record that task's outputs; a
+        # running one starts recording through its control file before the join point is taken
+        leaves = {r for r in sinks.values() if self.tasks[r].kind == "task"}
+        for r in leaves:
+            q = self.tasks[r].query
+            if q is not None and r not in self.queries[q].record:
+                self.queries[q].record.add(r)
+                self._control(self.queries[q])
         partial = [rid for rid, *_ in new if self.tasks[rid].kind != "source"]
         if partial:
-            join = self._launch_partial(partial, label=flow.id, at=at)
+            join = self._launch_partial(partial, label=flow.id, at=at, record=leaves)
         else:
             join = self._future(at, 0)
         self.dags[flow.id] = {"J": join, "R": None, "sinks": sinks,
@@ -411,6 +422,8 @@ class Runtime:
                 for qn in qnames:
                     if t in self.queries[qn].publish:
                         self.queries[new].publish.add(t)
+                    if t in self.queries[qn].record:
+                        self.queries[new].record.add(t)
             self._control(self.queries[new])
         for qn in qnames:
             self.queries[qn].successor = ",".join(names)
@@ -507,6 +520,7 @@ class Runtime:
                 raise SparkRuntimeError(f"query failed: {str(exc).splitlines()[0][:300]}",
                                         task=qi.name)
             if qi.status == "draining" and (self.root / "final" / f"{qi.name}.json").exists():
+                _stop_between_batches(qi)
                 qi.handle.stop()
                 qi.status = "stopped"
                 qi.stopped_ms = time.time() * 1000
@@ -617,6 +631,7 @@ class Runtime:
         """Stop every query this runtime started (the session stays up)."""
         for qi in self.queries.values():
             if qi.status != "stopped" and qi.handle is not None:
+                _stop_between_batches(qi)
                 try:
                     qi.handle.stop()
                 except Exception:  # noqa: BLE001 - best effort
@@ -626,6 +641,15 @@ class Runtime:
         self.save_ledger()
         if clean:
             shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _stop_between_batches(qi: QueryInfo, timeout_s: float = 10.0) -> None:
+    """Wait (briefly) for the query's batch in flight to end: interrupting a Python
+    ``foreachBatch`` mid-call makes Spark log a long py4j error (harmless, since batches are
+    idempotent, but noisy)."""
+    deadline = time.time() + timeout_s
+    while getattr(qi.handler, "in_batch", False) and time.time() < deadline:
+        time.sleep(0.05)
 
 
 def _short(label: str) -> str:

@@ -81,3 +81,10 @@ def test_sources_are_deterministic_and_paced() -> None:
     assert a == source_event("SYS", "SYS", 5, 1000, 10.0) and a["ts"] == 1500
     assert emitted_bound(1000, 10.0, now_ms=1000) == 0
     assert emitted_bound(1000, 10.0, now_ms=1999) == 9
+
+
+def test_leaf_task_outputs_are_recorded_when_asked() -> None:
+    spec = {**SPEC, "tasks": SPEC["tasks"][:1], "name_of": {"pi": "pi"}, "start": {"pi": 0}}
+    res = run_batch(spec, {"record": ["pi"]}, {}, [_msg("a", range(0, 4))], now_ms=lambda: 1.0)
+    assert [r["q"] for r in res["sinks"]["pi"]] == [0, 1, 2, 3]
+    assert run_batch(spec, {}, {}, [_msg("a", range(0, 4))])["sinks"] == {}
