@@ -98,8 +98,16 @@ class _SourceHandler:
         self.bus, self.launch = bus, launch
         self.batches = 0
         self.events = 0
+        self.in_batch = False
 
     def __call__(self, df: DataFrame, batch_id: int) -> None:
+        self.in_batch = True
+        try:
+            self._batch(df, batch_id)
+        finally:
+            self.in_batch = False
+
+    def _batch(self, df: DataFrame, batch_id: int) -> None:
         by_src: dict[str, list[tuple[int, str]]] = {}
         for seq, src, value in df.collect():
             by_src.setdefault(src, []).append((seq, value))
