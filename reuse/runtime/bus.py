@@ -314,13 +314,15 @@ class _BusReader(DataSourceStreamReader):
         return out
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
-        return [_Part((t, start.get(t, ""), end[t])) for t in self.topics
-                if end[t] > start.get(t, "")]
+        # one partition for all topics: the batch is small and goes to one operator anyway,
+        # and every partition costs a Python reader invocation
+        ranges = [(t, start.get(t, ""), end[t]) for t in self.topics if end[t] > start.get(t, "")]
+        return [_Part(ranges)] if ranges else []
 
     def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
-        topic, after, upto = partition.value  # type: ignore[attr-defined]
-        for key, text in self.bus.read(topic, after, upto):
-            yield (topic, key, text)
+        for topic, after, upto in partition.value:  # type: ignore[attr-defined]
+            for key, text in self.bus.read(topic, after, upto):
+                yield (topic, key, text)
 
     def commit(self, end: dict) -> None:
         pass
