@@ -8,6 +8,7 @@ the step and the delta summary as the title, and a legend.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 from matplotlib.figure import Figure
@@ -15,7 +16,7 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
 
 from reuse.viz.scene import SceneData
 
-__all__ = ["draw_scene", "save_png", "png_size"]
+__all__ = ["draw_scene", "save_png", "png_bytes", "png_size"]
 
 _EDGE = {"stream": ("#555555", 1.0, "-"), "new": ("#2e7d32", 1.8, "-"),
          "stopped": ("#b71c1c", 1.2, "--")}
@@ -76,6 +77,13 @@ def save_png(scene: SceneData, path: str | Path, *, dpi: int = 100) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     draw_scene(scene, dpi=dpi).savefig(path, dpi=dpi)
     return path
+
+
+def png_bytes(scene: SceneData, *, dpi: int = 100) -> bytes:
+    """The PNG of ``scene`` in memory (for ``IPython.display.Image``, which papermill keeps)."""
+    buf = io.BytesIO()
+    draw_scene(scene, dpi=dpi).savefig(buf, format="png", dpi=dpi)
+    return buf.getvalue()
 
 
 def png_size(scene: SceneData, *, dpi: int = 100) -> tuple[int, int]:

@@ -28,7 +28,7 @@ from reuse.viz.model import Snapshot, Timeline
 from reuse.viz.panels import delta_html, details_html
 from reuse.viz.scene import SceneData, render_data
 from reuse.viz.sources import TRACE_KINDS, WORKLOADS, Paths, load_workload, make_trace
-from reuse.viz.static import draw_scene, save_png
+from reuse.viz.static import draw_scene, png_bytes, save_png
 from reuse.viz.svg import to_svg
 
 __all__ = ["SceneView", "Visualizer", "show"]
@@ -48,7 +48,13 @@ function render({ model, el }) {
     box.querySelectorAll("[data-maps-to]").forEach(
       (g) => g.classList.toggle("selected", g.dataset.mapsTo === sel));
   };
-  const draw = () => { box.innerHTML = model.get("svg"); mark(); };
+  const fit = () => {
+    const svg = box.querySelector("svg");
+    if (!svg) return;
+    svg.style.width = model.get("fit") ? "100%" : "";
+    svg.style.height = model.get("fit") ? "auto" : "";
+  };
+  const draw = () => { box.innerHTML = model.get("svg"); fit(); mark(); };
   const onClick = (ev) => {
     const g = ev.target.closest("[data-task], [data-maps-to]");
     if (!g) return;
@@ -58,11 +64,13 @@ function render({ model, el }) {
   box.addEventListener("click", onClick);
   model.on("change:svg", draw);
   model.on("change:selected", mark);
+  model.on("change:fit", fit);
   draw();
   return () => {
     box.removeEventListener("click", onClick);
     model.off("change:svg", draw);
     model.off("change:selected", mark);
+    model.off("change:fit", fit);
   };
 }
 export default { render };
@@ -75,11 +83,13 @@ class SceneView(anywidget.AnyWidget):
     The front-end looks up the nearest element with ``data-task`` (a running task) or
     ``data-maps-to`` (a submitted task: its running task is selected) and sets ``selected``;
     the kernel observes it. Setting ``selected`` from Python outlines the task in the browser.
+    ``fit`` scales the picture to the output's width (large workloads) instead of scrolling.
     """
 
     _esm = _ESM
     svg = traitlets.Unicode("").tag(sync=True)
     selected = traitlets.Unicode("").tag(sync=True)
+    fit = traitlets.Bool(False).tag(sync=True)
 
 
 class Visualizer:
@@ -97,15 +107,18 @@ class Visualizer:
     paused
         ``step -> task ids`` a runtime paused instead of stopping (shown ``paused``).
     show_submitted
-        Draw the submitted dataflows next to the running DAGs (default: only for workloads of
-        up to 8 dataflows, where they fit).
+        Draw the submitted dataflows below the running DAGs (default: only for workloads of up
+        to 8 dataflows, where they fit).
+    static
+        When displayed, also show a PNG of the current step: the output a papermill run keeps.
     """
 
     def __init__(self, workload: str = "figure1", trace: str = "file", seed: int = 1, *,
                  flows: Mapping[str, Dataflow] | None = None, ops: Sequence[Op] | None = None,
                  paths: Paths | None = None, paused: Mapping[int, Iterable[str]] | None = None,
-                 show_submitted: bool | None = None) -> None:
+                 show_submitted: bool | None = None, static: bool = False) -> None:
         self.paths = paths or Paths.default()
+        self.static_too = static
         self._paused = paused
         self._auto_submitted = show_submitted is None
         self.workload = widgets.Dropdown(options=list(WORKLOADS), value=workload,
@@ -116,6 +129,7 @@ class Visualizer:
                                     layout=widgets.Layout(width="140px"))
         self.show_submitted = widgets.Checkbox(value=bool(show_submitted),
                                                description="show submitted dataflows")
+        self.fit = widgets.Checkbox(value=False, description="fit width")
         self.status = widgets.HTML()
         self.play = widgets.Play(value=0, min=0, max=0, step=1, interval=1200,
                                  description="play")
@@ -124,12 +138,14 @@ class Visualizer:
                                         layout=widgets.Layout(width="420px"))
         widgets.jslink((self.play, "value"), (self.slider, "value"))
         self.scene = SceneView(layout=widgets.Layout(width="100%"))
+        widgets.link((self.fit, "value"), (self.scene, "fit"))
         self.delta = widgets.HTML(layout=widgets.Layout(width="50%"))
         self.details = widgets.HTML(layout=widgets.Layout(width="50%"))
         self.details.add_class("reuse-details-panel")
         self.delta.add_class("reuse-delta-panel")
         self.ui = widgets.VBox([
-            widgets.HBox([self.workload, self.trace_kind, self.seed, self.show_submitted]),
+            widgets.HBox([self.workload, self.trace_kind, self.seed]),
+            widgets.HBox([self.show_submitted, self.fit]),
             widgets.HBox([self.play, self.slider, self.status]),
             self.scene,
             widgets.HBox([self.delta, self.details]),
@@ -219,10 +235,22 @@ class Visualizer:
         """Write the picture of ``step`` as a PNG."""
         return save_png(self.scene_data(step), path, dpi=dpi)
 
+    def image(self, step: int | None = None, *, dpi: int = 100) -> Any:
+        """``step`` as an ``IPython.display.Image``: a PNG output that papermill saves.
+
+        Unlike a bare matplotlib figure, this displays as a PNG whether or not pyplot's inline
+        backend is active.
+        """
+        from IPython.display import Image
+
+        return Image(data=png_bytes(self.scene_data(step), dpi=dpi), format="png")
+
     def _ipython_display_(self) -> None:
         from IPython.display import display
 
         display(self.ui)
+        if self.static_too:
+            display(self.image())
 
 
 def show(workload: str = "figure1", trace: str = "file", seed: int = 1,

@@ -164,8 +164,14 @@ def test_visualizer_renders_and_reacts(chromium: Path, lab: str, tmp_path: Path)
             tasks = svg.locator("g[data-task]")
             assert tasks.count() == 9
 
-            svg.locator('g[data-task="B.slr"]').click()
             details = page.locator(".reuse-details-panel")
+            # a task of a submitted dataflow selects the running task computing it
+            svg.locator('g[data-sub="C/kf"]').click()
+            expect(details.locator("[data-details]")).to_have_attribute("data-details",
+                                                                        "A.kalman")
+            expect(details.locator(".reuse-count")).to_have_text("3")
+
+            svg.locator('g[data-task="B.slr"]').click()
             expect(details.locator(".task-type")).to_have_text("SlidingLinearRegression")
             expect(details.locator(".task-users")).to_have_text("B, C")
             expect(details.locator(".reuse-count")).to_have_text("2")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -49,3 +51,26 @@ def test_figure_has_title_counts_and_legend(timeline: Timeline) -> None:
     assert texts.count("3") == 3 and texts.count("2") == 1  # A.src/parse/kalman, B.slr
     legend = [t.get_text() for leg in fig.legends for t in leg.get_texts()]
     assert any(s.startswith("reused") for s in legend) and len(legend) == 5
+
+
+def test_papermill_batch_run_keeps_pngs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a batch run the widget is lost but ``static=True`` and ``image()`` leave PNGs."""
+    import nbformat
+    import papermill
+
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        "from reuse.viz.sources import Paths\nfrom reuse.viz.widget import Visualizer\n"
+        f"viz = Visualizer(paths=Paths.default({str(root)!r}), static=True)\n"
+        "viz.slider.value = 3\nviz"),
+        nbformat.v4.new_code_cell("viz.image(5)")]
+    nbformat.write(nb, tmp_path / "in.ipynb")
+    papermill.execute_notebook(str(tmp_path / "in.ipynb"), str(tmp_path / "out.ipynb"),
+                               kernel_name="python3", cwd=str(tmp_path), progress_bar=False)
+    out = nbformat.read(tmp_path / "out.ipynb", as_version=4)
+    first = [o.get("data", {}) for o in out.cells[0].outputs]
+    assert any("application/vnd.jupyter.widget-view+json" in d for d in first)
+    assert any("image/png" in d for d in first)
+    assert "image/png" in out.cells[1].outputs[0]["data"]
