@@ -13,6 +13,7 @@ pytestmark = pytest.mark.skipif(not (data_dir() / "riotbench").is_dir(),
                                 reason="data/ not set up (run scripts/setup.sh)")
 
 
+@pytest.mark.spark
 def test_tiny_batch_produces_every_planner_panel_and_summary(tmp_path):
     lines: list[str] = []
     out = run_batch("tiny", tmp_path / "res", progress=lines.append)
@@ -21,11 +22,20 @@ def test_tiny_batch_produces_every_planner_panel_and_summary(tmp_path):
     assert all((out / "figures" / p).stat().st_size > 5000 for p in pngs)
     summary = (out / "summary.md").read_text()
     assert "| riot | seq |" in summary and "138 -> 75" in summary
-    assert any("[1/3] workload_opmw" in line for line in lines)
+    assert any("[1/5] workload_opmw" in line for line in lines)
     # the placement notebook: the paper's grid figures and the reuse-trace comparison
     assert (out / "figures" / "placement_tiny" / "fig6_regular_latency.png").exists()
     assert (out / "figures" / "placement_trace_riot_seq.png").exists()
     assert "placement trace" in summary
+    # the live notebook: a real Spark run per mode, Figure 3, and clean event accounting
+    assert (out / "figures" / "fig3_riot_seq.png").stat().st_size > 5000
+    live = [line for line in summary.splitlines() if line.startswith("| riot | seq |") and "->" in line]
+    assert live, summary
+    import pandas as pd
+    row = pd.read_csv(out / "figures" / "summary_live_riot.csv").iloc[0]
+    assert row["lost"] == 0 and row["duplicated"] == 0
+    # the visualizer notebook: a static snapshot of the widget's scene
+    assert (out / "figures" / "viz_figure1_file_step4.png").stat().st_size > 5000
     executed = nbformat.read(out / "notebooks" / "workload_riot.ipynb", as_version=4)
     assert any(c.get("outputs") for c in executed.cells if c.cell_type == "code")
 

@@ -170,7 +170,13 @@ class Runtime:
         self.cut_margin = max(1, round(self.rate * cut_margin_s))
         self.manager = Manager() if mode == "reuse" else None
         self.tasks: dict[str, TaskInfo] = {}
+        # one entry per *incarnation* of a submitted DAG (a random walk may submit a DAG again
+        # after removing it); ``_current`` maps a present DAG id to its incarnation key
         self.dags: dict[str, dict[str, Any]] = {}
+        self._current: dict[str, str] = {}
+        # manager task id -> runtime task id: the manager reuses the id of a task that has gone,
+        # but the runtime keeps ended tasks (and their bus topics) for the accounting
+        self._rid: dict[str, str] = {}
         self.queries: dict[str, QueryInfo] = {}
         self.sources: dict[str, str] = {}  # stream name -> query name
         self.log: list[dict[str, Any]] = []
@@ -311,6 +317,26 @@ class Runtime:
                          "ms": time.time() * 1000})
         return cut
 
+    def _r(self, manager_id: str) -> str:
+        return self._rid.get(manager_id, manager_id)
+
+    def _fresh_task_id(self, wanted: str) -> str:
+        if wanted not in self.tasks:
+            return wanted
+        n = 2
+        while f"{wanted}~{n}" in self.tasks:
+            n += 1
+        return f"{wanted}~{n}"
+
+    def _incarnation(self, dag_id: str) -> str:
+        """``dag_id`` for a first submission, ``dag_id~2``, ``~3``... for later ones."""
+        if dag_id not in self.dags:
+            return dag_id
+        n = 2
+        while f"{dag_id}~{n}" in self.dags:
+            n += 1
+        return f"{dag_id}~{n}"
+
     def _add_task(self, rid: str, type_name: str, config: Any, parents: Iterable[str]) -> None:
         kind = task_kind(type_name, config)
         if kind == "source":
@@ -328,18 +354,22 @@ class Runtime:
         ``at``: the join point (a ``seq`` still in the future); default: the next one emitted.
         """
         t_start = time.time()
+        if flow.id in self._current:
+            raise SparkRuntimeError("is already submitted", dag=flow.id)
+        inst = self._incarnation(flow.id)
         if self.mode == "reuse":
             assert self.manager is not None
             delta = self.manager.submit(flow)
-            new = [(t.id, t.type, t.config, t.parents) for t in delta.start]
-            sinks = dict(delta.sinks)
-            reused = list(delta.reused)
+            for t in delta.start:
+                self._rid[t.id] = self._fresh_task_id(t.id)
+            new = [(self._rid[t.id], t.type, t.config, tuple(self._r(p) for p in t.parents))
+                   for t in delta.start]
+            sinks = {s: self._r(r) for s, r in delta.sinks.items()}
+            reused = [self._r(r) for r in delta.reused]
         else:
-            if flow.id in self.dags:
-                raise SparkRuntimeError("is already submitted", dag=flow.id)
-            new = [(f"{flow.id}.{t}", flow.task(t).type, flow.task(t).config,
-                    tuple(f"{flow.id}.{p}" for p in flow.parents[t])) for t in flow.order]
-            sinks = {s: f"{flow.id}.{s}" for s in flow.sinks}
+            new = [(f"{inst}.{t}", flow.task(t).type, flow.task(t).config,
+                    tuple(f"{inst}.{p}" for p in flow.parents[t])) for t in flow.order]
+            sinks = {s: f"{inst}.{s}" for s in flow.sinks}
             reused = []
         for rid, type_name, config, parents in new:
             self._add_task(rid, type_name, config, parents)
@@ -356,7 +386,8 @@ class Runtime:
             join = self._launch_partial(partial, label=flow.id, at=at, record=leaves)
         else:
             join = self._future(at, 0)
-        self.dags[flow.id] = {"J": join, "R": None, "sinks": sinks,
+        self._current[flow.id] = inst
+        self.dags[inst] = {"dag": flow.id, "J": join, "R": None, "sinks": sinks,
                               "tasks": [rid for rid, *_ in new], "reused": reused}
         took = time.time() - t_start
         self.log.append({"event": "submit", "dag": flow.id, "J": join, "started": len(new),
@@ -366,16 +397,18 @@ class Runtime:
 
     def remove(self, dag_id: str, *, at: int | None = None) -> dict[str, Any]:
         """Unmerge (Reuse) or undeploy (Default) a dataflow with end cut ``R`` (future)."""
-        if dag_id not in self.dags or self.dags[dag_id]["R"] is not None:
+        if dag_id not in self._current:
             raise SparkRuntimeError("is not submitted", dag=dag_id)
         t_start = time.time()
+        inst = self._current[dag_id]
         if self.mode == "reuse":
             assert self.manager is not None
-            stop = list(self.manager.remove(dag_id).stop)
+            stop = [self._r(t) for t in self.manager.remove(dag_id).stop]
         else:
-            stop = list(self.dags[dag_id]["tasks"])
+            stop = list(self.dags[inst]["tasks"])
+        del self._current[dag_id]
         cut = self._future(at, self.cut_margin)
-        self.dags[dag_id]["R"] = cut
+        self.dags[inst]["R"] = cut
         self._end_tasks([t for t in stop if self.tasks[t].kind != "source"], cut, dag_id)
         for t in stop:
             if self.tasks[t].kind == "source":
@@ -445,7 +478,7 @@ class Runtime:
         which = {}
         for rd in self.manager.running_dags():
             for t in rd.tasks:
-                which[t] = rd.id
+                which[self._r(t)] = rd.id
         for t in tids:
             groups.setdefault(which.get(t, "?"), []).append(t)
         return [sorted(g, key=order.__getitem__) for g in groups.values()]
@@ -479,7 +512,7 @@ class Runtime:
         for rd in self.manager.running_dags():
             qs: set[str] = set()
             for t in rd.tasks:
-                q = self.tasks[t].query
+                q = self.tasks[self._r(t)].query
                 if q is not None:
                     qs.add(q)
             paused = any(self.queries[q].end for q in qs)

@@ -179,3 +179,22 @@ def test_warm_state_guarantee(spark: Any, tmp_path_factory: pytest.TempPathFacto
     warm = res["reuse"][0]["etl-annotate-sys"]["publish"]
     cold = res["default"][0]["etl-annotate-sys"]["publish"]
     print(f"etl-annotate-sys outputs differing warm vs cold: {sum((warm - cold).values())}")
+
+
+@pytest.mark.parametrize("mode", ["reuse", "default"])
+def test_resubmitted_dag_is_a_new_incarnation(spark: Any, tmp_path: Path, mode: str) -> None:
+    """A random walk may submit a DAG again after removing it: its second run gets its own
+    window and (Reuse: fresh ids for the tasks the manager starts again), and both windows are
+    accounted exactly."""
+    steps = [("submit", "stats-sys", 100), ("submit", "clean-kalman-sys", 140),
+             ("remove", "clean-kalman-sys", 200), ("submit", "clean-kalman-sys", 260)]
+    acc, _, ledger, _ = scenario(spark, tmp_path, mode, "pause", steps=steps, limit=340)
+    assert set(acc) == {"stats-sys", "clean-kalman-sys", "clean-kalman-sys~2"}
+    assert acc["clean-kalman-sys"]["window"] == [140, 200]
+    assert acc["clean-kalman-sys~2"]["window"] == [260, 340]
+    for dag, a in acc.items():
+        assert a["expected"] > 0, dag
+        assert (a["lost"], a["duplicated"]) == (0, 0), (dag, a)
+    first = set(ledger["dags"]["clean-kalman-sys"]["sinks"].values())
+    second = set(ledger["dags"]["clean-kalman-sys~2"]["sinks"].values())
+    assert first.isdisjoint(second)
