@@ -9,6 +9,10 @@ window is the per-query overhead (``idle_cores``) at the peak's query count, and
 ``peak - idle`` is the task work. The ratio printed at the end is
 ``(1 - reuse/default cores) / (1 - reuse/default tasks)`` (the goal is >= 0.9).
 
+Modes (``--order``): ``default``, ``reuse`` (merge as partial DAGs, the paper's way),
+``reuse-defrag`` (then one defragmentation before measuring) and ``reuse-relaunch`` (every merge
+hands the running DAG over to one query; see ``Runtime(merge="relaunch")``).
+
 Run: ``.venv/bin/python benchmarks/runtime_seq_peak.py --workload riot --rate 60
 --trigger 20``.
 """
@@ -86,7 +90,9 @@ def run_mode(mode: str, flows: list[Any], args: argparse.Namespace) -> dict[str,
     root = Path(tempfile.mkdtemp(prefix=f"seqpeak-{mode}-"))
     meter = CpuMeter().start()
     tail = SinkTail(root)
-    rt = Runtime(spark, root, mode=mode.split("-")[0], unmerge="pause", rate=args.rate,
+    relaunch = mode == "reuse-relaunch"
+    rt = Runtime(spark, root, mode=mode.split("-")[0], unmerge="stop" if relaunch else "pause",
+                 merge="relaunch" if relaunch else "partial", rate=args.rate,
                  trigger_s=args.trigger, pi_iterations=args.pi_iterations)
     out: dict[str, Any] = {"mode": mode}
     try:
@@ -99,6 +105,8 @@ def run_mode(mode: str, flows: list[Any], args: argparse.Namespace) -> dict[str,
                   f"({rt.counts()['running_tasks']} tasks, {time.time() - t_ramp:.0f}s)",
                   flush=True)
             time.sleep(args.ramp_step)
+        if relaunch:  # the hand-overs of the last submits end before the peak is measured
+            rt.wait_stopped(timeout_s=300)
         if mode == "reuse-defrag":
             t = time.time()
             d = rt.defragment()

@@ -6,6 +6,7 @@ Runs every notebook of a parameter set through papermill (see :mod:`reuse.batch`
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 
 from reuse.batch import run_batch
@@ -16,10 +17,16 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--set", default="default", help="parameter set name or YAML path")
     p.add_argument("--results", help="results folder (default: results/<set>)")
-    p.add_argument("--log-output", action="store_true", help="stream notebook output")
+    p.add_argument("--quiet", action="store_true",
+                   help="do not stream the notebooks' output (live runs print each step)")
     args = p.parse_args(argv)
+    if not args.quiet:  # papermill logs cell output through logging at INFO
+        logging.basicConfig(level=logging.INFO, format="  %(message)s")
+        logging.getLogger("papermill").setLevel(logging.INFO)
+        for noisy in ("traitlets", "py4j", "matplotlib", "asyncio"):
+            logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
-        run_batch(args.set, args.results, log_output=args.log_output)
+        run_batch(args.set, args.results, log_output=not args.quiet)
     except ReuseError as exc:
         print(f"batch: error: {exc}", file=sys.stderr)
         return 1

@@ -33,7 +33,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     check_trace(ops, flows, file=args.trace)
     root = Path(args.root) if args.root else Path(tempfile.mkdtemp(prefix="reuse-run-"))
     rows = live_run(flows, ops, root=root, mode=args.mode, unmerge=args.unmerge,
-                    step_seconds=args.step_seconds, master=args.master,
+                    merge=args.merge, step_seconds=args.step_seconds, master=args.master,
                     cluster_dir=args.cluster_dir, bus=args.bus, rate=args.rate,
                     trigger_s=args.trigger_seconds, pi_iterations=args.pi_iterations,
                     defrag_every=args.defrag_every, data_dir=args.data_dir,
@@ -71,6 +71,9 @@ def add_parsers(subparsers: Any) -> None:
     r.add_argument("--mode", choices=["reuse", "default"], default="reuse")
     r.add_argument("--unmerge", choices=["pause", "stop"], default="pause",
                    help="how Reuse enacts a removal (default: pause, as the paper)")
+    r.add_argument("--merge", choices=["partial", "relaunch"], default="partial",
+                   help="how Reuse enacts a merge: new tasks as their own query reading the bus "
+                        "(partial, the paper) or the running DAG handed over to one query")
     r.add_argument("--step-seconds", type=float, default=60.0)
     r.add_argument("--out", required=True, help="CSV to write")
     r.add_argument("--master", default="local[2]", help="local[2] or spark://host:port")

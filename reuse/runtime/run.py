@@ -147,7 +147,8 @@ def write_rows(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) 
 
 
 def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os.PathLike[str],
-             mode: str = "reuse", unmerge: str = "pause", step_seconds: float = 60.0,
+             mode: str = "reuse", unmerge: str = "pause", merge: str = "partial",
+             step_seconds: float = 60.0,
              master: str = "local[2]", cluster_dir: str | os.PathLike[str] | None = None,
              bus: str = "file", rate: float = 10.0, trigger_s: float = 2.0,
              pi_iterations: int = 1600, defrag_every: int = 0,
@@ -187,7 +188,7 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
         owned = SparkSession.getActiveSession() is None
         spark = get_session(master)
         try:
-            rt = Runtime(spark, root, mode=mode, unmerge=unmerge, rate=rate,
+            rt = Runtime(spark, root, mode=mode, unmerge=unmerge, merge=merge, rate=rate,
                          trigger_s=trigger_s, pi_iterations=pi_iterations, bus=bus_obj,
                          data_dir=None if data_dir is None else str(data_dir))
             try:

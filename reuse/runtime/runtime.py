@@ -53,6 +53,7 @@ __all__ = ["Runtime", "TaskInfo", "QueryInfo"]
 
 MODES = ("reuse", "default")
 UNMERGE = ("pause", "stop")
+MERGE = ("partial", "relaunch")
 
 
 @dataclass
@@ -133,6 +134,13 @@ class Runtime:
         its own query, no sharing: the paper's baseline).
     unmerge
         ``"pause"`` (paper) or ``"stop"``.
+    merge
+        ``"partial"`` (paper): a merge launches the new tasks as their own query, reading the
+        reused tasks' outputs from the bus; no running query is touched. ``"relaunch"``: a merge
+        that reuses tasks of running queries hands those queries over, at a future cut, to one
+        query holding their live tasks and the new ones (paused tasks are dropped on the way).
+        A running DAG then stays one query with no bus hop inside it, at the price of a pause
+        in its outputs while the hand-over happens (measured by ``benchmarks/runtime_merge.py``).
     rate
         Events per second per source.
     trigger_s
@@ -146,7 +154,7 @@ class Runtime:
     """
 
     def __init__(self, spark: SparkSession, root: str | Path, *, mode: str = "reuse",
-                 unmerge: str = "pause", rate: float = 10.0, trigger_s: float = 2.0,
+                 unmerge: str = "pause", merge: str = "partial", rate: float = 10.0, trigger_s: float = 2.0,
                  data_dir: str | None = None, pi_iterations: int = 1600,
                  bus: Bus | None = None, t0_ms: int | None = None, limit: int | None = None,
                  record: str = "digest", cut_margin_s: float = 1.0) -> None:
@@ -154,6 +162,9 @@ class Runtime:
             raise SparkRuntimeError(f"unknown mode {mode!r} (use one of {', '.join(MODES)})")
         if unmerge not in UNMERGE:
             raise SparkRuntimeError(f"unknown unmerge {unmerge!r} (use pause or stop)")
+        if merge not in MERGE:
+            raise SparkRuntimeError(f"unknown merge {merge!r} (use partial or relaunch)")
+        self.merge = merge
         self.spark = spark
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
@@ -382,7 +393,13 @@ class Runtime:
                 self.queries[q].record.add(r)
                 self._control(self.queries[q])
         partial = [rid for rid, *_ in new if self.tasks[rid].kind != "source"]
-        if partial:
+        hosts = sorted({q for r in reused if (q := self.tasks[r].query) is not None})
+        if partial and self.merge == "relaunch" and hosts:
+            join = self._future(at, self.cut_margin)
+            for rid in partial:
+                self.tasks[rid].start = join
+            self._handover(hosts, join, flow.id, extra=partial, record=leaves)
+        elif partial:
             join = self._launch_partial(partial, label=flow.id, at=at, record=leaves)
         else:
             join = self._future(at, 0)
@@ -438,12 +455,14 @@ class Runtime:
                 if self.unmerge == "stop" or self.mode == "default":
                     qi.status = "draining"  # Default: the DAG's own query is stopped
 
-    def _handover(self, qnames: list[str], cut: int, label: str) -> list[str]:
+    def _handover(self, qnames: list[str], cut: int, label: str, *, extra: Iterable[str] = (),
+                  record: Iterable[str] = ()) -> list[str]:
         """End every task of ``qnames`` at ``cut``; relaunch their live tasks from ``cut``.
 
-        Live tasks are regrouped one query per running DAG (Reuse) in topological order.
+        Live tasks, with the new tasks ``extra`` (whose outputs in ``record`` are recorded), are
+        regrouped one query per running DAG (Reuse) in topological order.
         """
-        live: list[str] = []
+        live: list[str] = list(extra)
         for qn in qnames:
             qi = self.queries[qn]
             live += [t for t in qi.tasks if t not in qi.end]
@@ -456,7 +475,8 @@ class Runtime:
         names = []
         for i, g in enumerate(groups):
             before = set(self.queries)
-            self._launch_partial(g, label=f"{label}-h{i}", initial=initial, start_floor=cut)
+            self._launch_partial(g, label=f"{label}-h{i}", initial=initial, start_floor=cut,
+                                 record=record)
             (new,) = set(self.queries) - before
             names.append(new)
             for t in g:

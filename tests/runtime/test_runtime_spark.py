@@ -38,10 +38,11 @@ def _wait_for(rt: Runtime, seq: int, lead: int) -> None:
 
 def scenario(spark: Any, root: Path, mode: str, unmerge: str,
              steps: list[tuple[str, str, int]] = STEPS, limit: int = LIMIT,
+             merge: str = "partial",
              ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], list[dict[str, int]]]:
     """Run the steps live; return (accounting, outputs, ledger, counts after each step)."""
     flows = riot_flows(*{dag for op, dag, _ in steps if op != "defrag"})
-    rt = Runtime(spark, root, mode=mode, unmerge=unmerge, rate=RATE, trigger_s=1.0,
+    rt = Runtime(spark, root, mode=mode, unmerge=unmerge, merge=merge, rate=RATE, trigger_s=1.0,
                  limit=limit, t0_ms=int(time.time() * 1000) + 500)
     counts = []
     try:
@@ -75,10 +76,13 @@ def runs(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]
     root = tmp_path_factory.mktemp("reuse-defrag")
     out["reuse-defrag"] = scenario(spark, root, "reuse", "pause",
                                    steps=[*STEPS, ("defrag", "", 360)])
+    root = tmp_path_factory.mktemp("reuse-relaunch")
+    out["reuse-relaunch"] = scenario(spark, root, "reuse", "stop", merge="relaunch")
     return out
 
 
-@pytest.mark.parametrize("run", ["reuse-pause", "reuse-stop", "default-pause", "reuse-defrag"])
+@pytest.mark.parametrize("run", ["reuse-pause", "reuse-stop", "default-pause", "reuse-defrag",
+                                 "reuse-relaunch"])
 def test_no_event_lost_or_duplicated(runs: dict[str, Any], run: str) -> None:
     acc = runs[run][0]
     assert set(acc) == {"stats-sys", "clean-kalman-sys", "clean-sys"}
@@ -90,7 +94,7 @@ def test_no_event_lost_or_duplicated(runs: dict[str, Any], run: str) -> None:
 
 def test_reuse_outputs_equal_default(runs: dict[str, Any]) -> None:
     default = runs["default-pause"][1]
-    for run in ("reuse-pause", "reuse-stop", "reuse-defrag"):
+    for run in ("reuse-pause", "reuse-stop", "reuse-defrag", "reuse-relaunch"):
         assert runs[run][1] == default, run
     # the comparison is not vacuous: every sink output something in its window
     assert all(sum(c.values()) > 0 for per in default.values() for c in per.values())
@@ -130,6 +134,18 @@ def test_defragment_relaunches_running_dag_as_one_query(runs: dict[str, Any]) ->
     launches = [e for e in ledger["log"] if e["event"] == "launch"]
     assert len(launches[-1]["tasks"]) == 9 and launches[-1]["cut"] == 360
     assert len([e for e in ledger["log"] if e["event"] == "stopped"]) == 3
+
+
+def test_relaunch_merge_keeps_one_query_per_running_dag(runs: dict[str, Any]) -> None:
+    _, _, ledger, counts = runs["reuse-relaunch"]
+    # B and C each reuse tasks of the running query: it is handed over, with the new tasks, to
+    # one query; removing B hands the 9 kept tasks over again (stop)
+    assert [c["running_tasks"] for c in counts[:4]] == [6, 11, 12, 9]
+    # (right after an op the predecessor is still draining; after the run it has stopped)
+    assert counts[-1] == {"running_tasks": 9, "paused_tasks": 0, "queries": 2}
+    launches = [e for e in ledger["log"] if e["event"] == "launch"]
+    assert [len(e["tasks"]) for e in launches] == [6, 11, 12, 9]
+    assert [e["cut"] for e in launches] == [120, 180, 240, 300]
 
 
 def test_restart_resumes_task_state(spark: Any, tmp_path: Path) -> None:
