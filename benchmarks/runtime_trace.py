@@ -23,8 +23,6 @@ from typing import Any
 from runtime_seq_peak import _child
 
 ROOT = Path(__file__).resolve().parent.parent
-MODES = {"default": ("default", "pause", "partial"), "reuse": ("reuse", "pause", "partial"),
-         "reuse-relaunch": ("reuse", "stop", "relaunch")}
 
 
 def flows_and_trace(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
@@ -39,14 +37,12 @@ def flows_and_trace(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]
 
 
 def run_mode(mode: str, args: argparse.Namespace) -> list[dict[str, Any]]:
-    from reuse.runtime.run import live_run
+    from reuse.runtime.run import LIVE_MODES, live_run
 
     by_id, ops = flows_and_trace(args)
-    kind, unmerge, merge = MODES[mode]
     root = tempfile.mkdtemp(prefix=f"trace-{mode}-")
-    return live_run(by_id, ops, root=root, mode=kind, unmerge=unmerge, merge=merge,
-                    step_seconds=args.step_seconds, rate=args.rate, trigger_s=args.trigger,
-                    pi_iterations=args.pi_iterations)
+    return live_run(by_id, ops, root=root, **LIVE_MODES[mode], step_seconds=args.step_seconds, rate=args.rate, trigger_s=args.trigger,
+                    pi_iterations=args.pi_iterations, warmup_s=args.warmup)
 
 
 def main() -> None:
@@ -57,6 +53,7 @@ def main() -> None:
     ap.add_argument("--walk", type=int, default=8, help="random-walk steps (rw)")
     ap.add_argument("--step-seconds", type=float, default=15.0)
     ap.add_argument("--rate", type=float, default=10.0)
+    ap.add_argument("--warmup", type=float, default=10.0, help="seconds before step 1")
     ap.add_argument("--trigger", type=float, default=2.0)
     ap.add_argument("--pi-iterations", type=int, default=1600)
     ap.add_argument("--seed", type=int, default=1)

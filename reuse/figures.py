@@ -6,7 +6,7 @@ data (pandas), the ``plot_*`` functions draw it on a matplotlib axis. Notebooks 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -150,11 +150,18 @@ def planner_figures(workload: str, flows: Sequence[Dataflow], out_dir: Any,
 
 # --- Figure 3: cores from live runs (the CSV of ``reuse run``) -------------------------------------
 
-def plot_cores(default: pd.DataFrame, reuse: pd.DataFrame, ax: Any, workload: str,
-               trace: str) -> None:
-    """Figure 3 panel: cumulative cores per step, Default vs Reuse, from two live-run CSVs."""
-    ax.plot(default["step"], default["cores"], label="Default", color="tab:red")
-    ax.plot(reuse["step"], reuse["cores"], label="Reuse", color="tab:blue")
+LIVE_STYLE = {"default": ("Default", "tab:red"), "reuse": ("Reuse (paper: partial DAGs, pause)",
+                                                         "tab:blue"),
+              "reuse-stop": ("Reuse (partial DAGs, stop)", "tab:cyan"),
+              "reuse-relaunch": ("Reuse (relaunch, stop)", "tab:green")}
+
+
+def plot_cores(runs: Mapping[str, pd.DataFrame], ax: Any, workload: str, trace: str) -> None:
+    """Figure 3 panel: cumulative cores per step, one line per live mode (``LIVE_MODES`` name ->
+    its live-run CSV), with the paper's peak figures where it reports them."""
+    for name, df in runs.items():
+        label, color = LIVE_STYLE.get(name, (name, None))
+        ax.plot(df["step"], df["cores"], label=label, color=color)
     paper = PAPER.get((workload, trace), {})
     if "peak_default_cores" in paper:
         ax.text(0.99, 0.97, f"paper peak: {paper['peak_default_cores']} vs "
@@ -167,15 +174,19 @@ def plot_cores(default: pd.DataFrame, reuse: pd.DataFrame, ax: Any, workload: st
 
 
 def live_summary_row(default: pd.DataFrame, reuse: pd.DataFrame, workload: str,
-                     trace: str) -> dict[str, Any]:
-    """Tasks and cores at the Default peak and on average, Default vs Reuse, with accounting."""
+                     trace: str, mode: str = "reuse") -> dict[str, Any]:
+    """Tasks and cores at the Default peak and on average, Default vs one Reuse mode.
+
+    ``steps_reuse_above_default`` counts the steps where Reuse measured more cores than Default
+    (the issue's "never above" goal); ``lost``/``duplicated`` add both runs' accounting.
+    """
     i = int(default["running_tasks"].idxmax())
     d_peak, r_peak = default.loc[i], reuse.loc[i]
     task_saving = 1 - r_peak["running_tasks"] / d_peak["running_tasks"]
     core_saving = 1 - r_peak["cores"] / d_peak["cores"]
     paper = PAPER.get((workload, trace), {})
     return {
-        "workload": workload, "trace": trace, "steps": len(default),
+        "workload": workload, "trace": trace, "mode": mode, "steps": len(default),
         "peak_step": int(d_peak["step"]),
         "peak_tasks": f"{int(d_peak['running_tasks'])} -> {int(r_peak['running_tasks'])}",
         "peak_cores": f"{d_peak['cores']:.2f} -> {r_peak['cores']:.2f}",

@@ -36,7 +36,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                     merge=args.merge, step_seconds=args.step_seconds, master=args.master,
                     cluster_dir=args.cluster_dir, bus=args.bus, rate=args.rate,
                     trigger_s=args.trigger_seconds, pi_iterations=args.pi_iterations,
-                    defrag_every=args.defrag_every, data_dir=args.data_dir,
+                    defrag_every=args.defrag_every, warmup_s=args.warmup_seconds,
+                    data_dir=args.data_dir,
                     check=not args.no_check)
     write_rows(rows, args.out)
     peak = max(rows, key=lambda r: r["running_tasks"] + r["paused_tasks"])
@@ -75,6 +76,8 @@ def add_parsers(subparsers: Any) -> None:
                    help="how Reuse enacts a merge: new tasks as their own query reading the bus "
                         "(partial, the paper) or the running DAG handed over to one query")
     r.add_argument("--step-seconds", type=float, default=60.0)
+    r.add_argument("--warmup-seconds", type=float, default=10.0,
+                   help="sources run this long before step 1, unmeasured (JVM warm-up)")
     r.add_argument("--out", required=True, help="CSV to write")
     r.add_argument("--master", default="local[2]", help="local[2] or spark://host:port")
     r.add_argument("--cluster-dir", default=str(DEFAULT_DIR),

@@ -31,6 +31,7 @@ def test_run_writes_csv_for_both_modes(spark: Any, tmp_path: Path,
         out = tmp_path / f"{mode}.csv"
         rc = main(["run", "--dags", str(dags), "--trace", str(trace), "--mode", mode,
                    "--step-seconds", "4", "--trigger-seconds", "1", "--rate", "10",
+                   "--warmup-seconds", "1",
                    "--out", str(out), "--root", str(tmp_path / mode)])
         assert rc == 0
         rows = list(csv.DictReader(out.open()))
