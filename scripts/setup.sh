@@ -20,6 +20,13 @@ if ! command -v java >/dev/null 2>&1 || [ "$(java_major)" -lt 17 ]; then
     fi
 fi
 
+# 1b. redis-server for `reuse run --bus redis` (optional: only that bus and its test need it).
+if ! command -v redis-server >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "installing Debian's redis-server (for --bus redis; the project starts it itself)"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; } \
+        || say "note: apt-get install redis-server failed; the Redis bus test will be skipped"
+fi
+
 # 2. The virtual environment, reinstalled when pyproject.toml changes.
 if [ ! -x "$VENV/bin/python" ]; then
     say "creating $VENV"

@@ -328,6 +328,22 @@ class Runtime:
                          "ms": time.time() * 1000})
         return cut
 
+    def _hosts(self, new: list[str]) -> list[str]:
+        """The running queries of the running DAG(s) the new tasks joined (Reuse): a running
+        DAG includes dataflows that share only a source, so folding them into one query too
+        saves that query's per-batch overhead."""
+        if self.manager is None or not new:
+            return []
+        fresh = set(new)
+        hosts: set[str] = set()
+        for rd in self.manager.running_dags():
+            rts = [self._r(t) for t in rd.tasks]
+            if fresh.intersection(rts):
+                hosts.update(q for t in rts if t not in fresh
+                             and (q := self.tasks[t].query) is not None
+                             and self.queries[q].status == "running")
+        return sorted(hosts)
+
     def _r(self, manager_id: str) -> str:
         return self._rid.get(manager_id, manager_id)
 
@@ -393,8 +409,8 @@ class Runtime:
                 self.queries[q].record.add(r)
                 self._control(self.queries[q])
         partial = [rid for rid, *_ in new if self.tasks[rid].kind != "source"]
-        hosts = sorted({q for r in reused if (q := self.tasks[r].query) is not None})
-        if partial and self.merge == "relaunch" and hosts:
+        hosts = self._hosts(partial) if self.merge == "relaunch" else []
+        if partial and hosts:
             join = self._future(at, self.cut_margin)
             for rid in partial:
                 self.tasks[rid].start = join

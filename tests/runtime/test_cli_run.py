@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -46,3 +51,94 @@ def test_run_writes_csv_for_both_modes(spark: Any, tmp_path: Path,
     assert tasks["reuse"][:2] == [7, 8] and tasks["default"][:2] == [7, 13]
     err = capsys.readouterr().err
     assert "[reuse 3/3" in err and "[default 3/3" in err
+
+
+def _tiny_trace(tmp_path: Path) -> tuple[Path, Path]:
+    dags = tmp_path / "dags"
+    write_dags([d for d in build_dataflows(ROOT / "data" / "riotbench")
+                if d["id"] in ("etl-sys", "etl-annotate-sys")], dags)
+    trace = tmp_path / "trace.json"
+    trace.write_text(json.dumps({"ops": [{"op": "submit", "dag": "etl-sys"},
+                                         {"op": "submit", "dag": "etl-annotate-sys"},
+                                         {"op": "remove", "dag": "etl-sys"}]}))
+    return dags, trace
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(shutil.which("redis-server") is None,
+                    reason="redis-server not installed (scripts/setup.sh installs it as root)")
+def test_run_on_redis_bus(spark: Any, tmp_path: Path) -> None:
+    """``--bus redis``: reused outputs cross a real Redis Streams broker the run starts and
+    stops itself; the broker's CPU is part of ``cores``."""
+    from reuse.runtime import redis_bus
+
+    started: list[int] = []
+    real_start = redis_bus.start_redis
+
+    def spy(*args: Any, **kwargs: Any) -> Any:  # records the broker's PID, starts it for real
+        broker = real_start(*args, **kwargs)
+        started.append(broker.pid)
+        return broker
+
+    dags, trace = _tiny_trace(tmp_path)
+    out = tmp_path / "redis.csv"
+    mp = pytest.MonkeyPatch()
+    mp.setattr(redis_bus, "start_redis", spy)
+    try:
+        rc = main(["run", "--dags", str(dags), "--trace", str(trace), "--mode", "reuse",
+                   "--merge", "partial", "--bus", "redis", "--step-seconds", "4",
+                   "--trigger-seconds", "1", "--warmup-seconds", "1", "--out", str(out),
+                   "--root", str(tmp_path / "run")])
+    finally:
+        mp.undo()
+    assert rc == 0
+    rows = list(csv.DictReader(out.open()))
+    assert [int(r["running_tasks"]) for r in rows][:2] == [7, 8]
+    assert all(r["lost"] == "0" and r["duplicated"] == "0" for r in rows)
+    assert sum(int(r["events_out"]) for r in rows) > 0
+    assert len(started) == 1 and not _pid_alive(started[0])  # the broker was stopped
+
+
+def test_run_on_local_standalone_cluster(tmp_path: Path) -> None:
+    """``reuse cluster start``, ``reuse run --master spark://...`` (its own process: one
+    SparkContext per process), ``reuse cluster stop``: no daemon left behind."""
+    port, ui = _free_port(), _free_port()
+    cdir = tmp_path / "cluster"
+    dags, trace = _tiny_trace(tmp_path)
+    out = tmp_path / "cluster.csv"
+    reuse = [sys.executable, "-m", "reuse"]
+    start = subprocess.run([*reuse, "cluster", "start", "--dir", str(cdir), "--port", str(port),
+                            "--ui-port", str(ui)],
+                           capture_output=True, text=True, timeout=120)
+    try:
+        assert start.returncode == 0, start.stderr
+        url = json.loads(start.stdout)["url"]
+        run = subprocess.run([*reuse, "run", "--dags", str(dags), "--trace", str(trace),
+                              "--mode", "reuse", "--master", url, "--cluster-dir", str(cdir),
+                              "--step-seconds", "5", "--trigger-seconds", "1",
+                              "--warmup-seconds", "2", "--out", str(out),
+                              "--root", str(tmp_path / "run")],
+                             capture_output=True, text=True, timeout=400)
+        assert run.returncode == 0, run.stderr[-2000:]
+    finally:
+        stop = subprocess.run([*reuse, "cluster", "stop", "--dir", str(cdir)],
+                              capture_output=True, text=True, timeout=120)
+    assert json.loads(stop.stdout)["left"] == {}
+    rows = list(csv.DictReader(out.open()))
+    assert [int(r["running_tasks"]) for r in rows][:2] == [7, 8]
+    assert all(r["lost"] == "0" and r["duplicated"] == "0" for r in rows)
+    # the cluster's master and worker JVMs are measured too (not only the driver)
+    assert all(float(r["cores"]) > 0 for r in rows)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
