@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -348,21 +348,11 @@ class Runtime:
         return self._rid.get(manager_id, manager_id)
 
     def _fresh_task_id(self, wanted: str) -> str:
-        if wanted not in self.tasks:
-            return wanted
-        n = 2
-        while f"{wanted}~{n}" in self.tasks:
-            n += 1
-        return f"{wanted}~{n}"
+        return _unused(wanted, self.tasks)
 
     def _incarnation(self, dag_id: str) -> str:
         """``dag_id`` for a first submission, ``dag_id~2``, ``~3``... for later ones."""
-        if dag_id not in self.dags:
-            return dag_id
-        n = 2
-        while f"{dag_id}~{n}" in self.dags:
-            n += 1
-        return f"{dag_id}~{n}"
+        return _unused(dag_id, self.dags)
 
     def _add_task(self, rid: str, type_name: str, config: Any, parents: Iterable[str]) -> None:
         kind = task_kind(type_name, config)
@@ -727,6 +717,20 @@ def _stop_between_batches(qi: QueryInfo, timeout_s: float = 10.0) -> None:
     deadline = time.time() + timeout_s
     while getattr(qi.handler, "in_batch", False) and time.time() < deadline:
         time.sleep(0.05)
+
+
+def _unused(wanted: str, taken: Container[str]) -> str:
+    """``wanted``, or ``wanted~2``, ``~3``... whichever is first not ``taken``.
+
+    >>> _unused("a", {"a", "a~2"})
+    'a~3'
+    """
+    if wanted not in taken:
+        return wanted
+    n = 2
+    while f"{wanted}~{n}" in taken:
+        n += 1
+    return f"{wanted}~{n}"
 
 
 def _short(label: str) -> str:

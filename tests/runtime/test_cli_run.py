@@ -22,8 +22,8 @@ from reuse.workloads.riotbench import build_dataflows, write_dags
 pytestmark = pytest.mark.spark
 
 
-def test_run_writes_csv_for_both_modes(spark: Any, tmp_path: Path,
-                                       capsys: pytest.CaptureFixture[str]) -> None:
+def _tiny_trace(tmp_path: Path) -> tuple[Path, Path]:
+    """Two SYS dataflows (the second reuses all but its sink) and a 3-op trace."""
     dags = tmp_path / "dags"
     write_dags([d for d in build_dataflows(ROOT / "data" / "riotbench")
                 if d["id"] in ("etl-sys", "etl-annotate-sys")], dags)
@@ -31,6 +31,12 @@ def test_run_writes_csv_for_both_modes(spark: Any, tmp_path: Path,
     trace.write_text(json.dumps({"ops": [{"op": "submit", "dag": "etl-sys"},
                                          {"op": "submit", "dag": "etl-annotate-sys"},
                                          {"op": "remove", "dag": "etl-sys"}]}))
+    return dags, trace
+
+
+def test_run_writes_csv_for_both_modes(spark: Any, tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    dags, trace = _tiny_trace(tmp_path)
     tasks = {}
     for mode in ("reuse", "default"):
         out = tmp_path / f"{mode}.csv"
@@ -51,17 +57,6 @@ def test_run_writes_csv_for_both_modes(spark: Any, tmp_path: Path,
     assert tasks["reuse"][:2] == [7, 8] and tasks["default"][:2] == [7, 13]
     err = capsys.readouterr().err
     assert "[reuse 3/3" in err and "[default 3/3" in err
-
-
-def _tiny_trace(tmp_path: Path) -> tuple[Path, Path]:
-    dags = tmp_path / "dags"
-    write_dags([d for d in build_dataflows(ROOT / "data" / "riotbench")
-                if d["id"] in ("etl-sys", "etl-annotate-sys")], dags)
-    trace = tmp_path / "trace.json"
-    trace.write_text(json.dumps({"ops": [{"op": "submit", "dag": "etl-sys"},
-                                         {"op": "submit", "dag": "etl-annotate-sys"},
-                                         {"op": "remove", "dag": "etl-sys"}]}))
-    return dags, trace
 
 
 def _pid_alive(pid: int) -> bool:
