@@ -153,7 +153,8 @@ def planner_figures(workload: str, flows: Sequence[Dataflow], out_dir: Any,
 LIVE_STYLE = {"default": ("Default", "tab:red"), "reuse": ("Reuse (paper: partial DAGs, pause)",
                                                          "tab:blue"),
               "reuse-stop": ("Reuse (partial DAGs, stop)", "tab:cyan"),
-              "reuse-relaunch": ("Reuse (relaunch, stop)", "tab:green")}
+              "reuse-relaunch": ("Reuse (relaunch, stop)", "tab:green"),
+              "reuse-relaunch-lazy": ("Reuse (relaunch, lazy stop)", "tab:olive")}
 
 
 def plot_cores(runs: Mapping[str, pd.DataFrame], ax: Any, workload: str, trace: str) -> None:

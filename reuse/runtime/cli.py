@@ -70,8 +70,10 @@ def add_parsers(subparsers: Any) -> None:
     r.add_argument("--dags", required=True, help="directory of dataflow JSON files")
     r.add_argument("--trace", required=True, help="trace JSON ({'ops': [...]})")
     r.add_argument("--mode", choices=["reuse", "default"], default="reuse")
-    r.add_argument("--unmerge", choices=["pause", "stop"], default="pause",
-                   help="how Reuse enacts a removal (default: pause, as the paper)")
+    r.add_argument("--unmerge", choices=["pause", "stop", "lazy"], default="pause",
+                   help="how Reuse enacts a removal: pause (the paper, the default), stop "
+                        "(hand the kept tasks over to a new query) or lazy (stop queries left "
+                        "with no live task, pause the rest until their next hand-over)")
     r.add_argument("--merge", choices=["partial", "relaunch"], default="partial",
                    help="how Reuse enacts a merge: new tasks as their own query reading the bus "
                         "(partial, the paper) or the running DAG handed over to one query")

@@ -31,12 +31,14 @@ from reuse.traces import Op, check_trace
 __all__ = ["CSV_COLUMNS", "LIVE_MODES", "live_run", "run_trace", "write_rows"]
 
 # The named ways of running a trace live (notebooks and benchmarks): ``reuse`` is the paper's
-# enactment; ``reuse-relaunch`` keeps a running DAG one query (see ``Runtime(merge=...)``).
+# enactment; ``reuse-relaunch`` keeps a running DAG one query (see ``Runtime(merge=...)``), and
+# ``reuse-relaunch-lazy`` also spares removals a hand-over (see ``Runtime(unmerge="lazy")``).
 LIVE_MODES: dict[str, dict[str, str]] = {
     "default": {"mode": "default", "merge": "partial", "unmerge": "pause"},
     "reuse": {"mode": "reuse", "merge": "partial", "unmerge": "pause"},
     "reuse-stop": {"mode": "reuse", "merge": "partial", "unmerge": "stop"},
     "reuse-relaunch": {"mode": "reuse", "merge": "relaunch", "unmerge": "stop"},
+    "reuse-relaunch-lazy": {"mode": "reuse", "merge": "relaunch", "unmerge": "lazy"},
 }
 
 CSV_COLUMNS = ["step", "op", "dag", "running_tasks", "paused_tasks", "queries", "cores",

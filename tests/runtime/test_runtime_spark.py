@@ -31,6 +31,11 @@ STEPS: list[tuple[str, str, int]] = [
 ]
 
 
+# lazy unmerge: removing B pauses its tasks inside the one running query; removing A and C then
+# leaves that query no live task, so it is stopped
+LAZY_STEPS = [*STEPS, ("remove", "stats-sys", 330), ("remove", "clean-sys", 360)]
+
+
 def _wait_for(rt: Runtime, seq: int, lead: int) -> None:
     while rt.bound() < seq - lead:
         time.sleep(0.05)
@@ -78,11 +83,14 @@ def runs(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]
                                    steps=[*STEPS, ("defrag", "", 360)])
     root = tmp_path_factory.mktemp("reuse-relaunch")
     out["reuse-relaunch"] = scenario(spark, root, "reuse", "stop", merge="relaunch")
+    root = tmp_path_factory.mktemp("reuse-relaunch-lazy")
+    out["reuse-relaunch-lazy"] = scenario(spark, root, "reuse", "lazy", merge="relaunch",
+                                          steps=LAZY_STEPS)
     return out
 
 
 @pytest.mark.parametrize("run", ["reuse-pause", "reuse-stop", "default-pause", "reuse-defrag",
-                                 "reuse-relaunch"])
+                                 "reuse-relaunch", "reuse-relaunch-lazy"])
 def test_no_event_lost_or_duplicated(runs: dict[str, Any], run: str) -> None:
     acc = runs[run][0]
     assert set(acc) == {"stats-sys", "clean-kalman-sys", "clean-sys"}
@@ -146,6 +154,22 @@ def test_relaunch_merge_keeps_one_query_per_running_dag(runs: dict[str, Any]) ->
     launches = [e for e in ledger["log"] if e["event"] == "launch"]
     assert [len(e["tasks"]) for e in launches] == [6, 11, 12, 9]
     assert [e["cut"] for e in launches] == [120, 180, 240, 300]
+
+
+def test_lazy_unmerge_pauses_until_no_live_task_is_left(runs: dict[str, Any]) -> None:
+    _, outs, ledger, counts = runs["reuse-relaunch-lazy"]
+    # removing B starts no query: its kalman, slr and sink are paused in the running query
+    # (the query count right after an op still includes a draining hand-over predecessor)
+    assert (counts[3]["running_tasks"], counts[3]["paused_tasks"]) == (9, 3)
+    launches = [e for e in ledger["log"] if e["event"] == "launch"]
+    assert [e["cut"] for e in launches] == [120, 180, 240]
+    # removing A, then C: nothing is live any more, so the query drains and is stopped
+    assert (counts[4]["running_tasks"], counts[4]["paused_tasks"]) == (4, 8)
+    assert counts[-1] == {"running_tasks": 0, "paused_tasks": 0, "queries": 1}
+    stopped = {e["query"] for e in ledger["log"] if e["event"] == "stopped"}
+    assert launches[-1]["query"] in stopped
+    # B's outputs in its window are those of Default
+    assert outs["clean-kalman-sys"] == runs["default-pause"][1]["clean-kalman-sys"]
 
 
 def test_restart_resumes_task_state(spark: Any, tmp_path: Path) -> None:
