@@ -16,19 +16,27 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from reuse.runtime.bus import safe_name, source_event
 from reuse.runtime.partial import build_task, digest
 
-__all__ = ["reference_records", "observed_records", "dag_outputs", "account"]
+__all__ = ["parents_first", "reference_records", "observed_records", "dag_outputs", "account"]
 
 Key = tuple[int, str]
 
 
-def _order(tasks: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def parents_first(parents: Mapping[str, Iterable[str]]) -> list[str]:
+    """Task ids in a deterministic topological order (depth-first, parents before children,
+    otherwise in mapping order), shared by the runtime's grouping and the reference execution.
+
+    Examples
+    --------
+    >>> parents_first({"c": ["a", "b"], "b": ["a"], "a": []})
+    ['a', 'b', 'c']
+    """
     seen: set[str] = set()
     out: list[str] = []
 
@@ -36,11 +44,11 @@ def _order(tasks: Mapping[str, Mapping[str, Any]]) -> list[str]:
         if t in seen:
             return
         seen.add(t)
-        for p in tasks[t]["parents"]:
+        for p in parents[t]:
             visit(p)
         out.append(t)
 
-    for t in tasks:
+    for t in parents:
         visit(t)
     return out
 
@@ -48,7 +56,8 @@ def _order(tasks: Mapping[str, Mapping[str, Any]]) -> list[str]:
 def reference_records(ledger: Mapping[str, Any], upto: int) -> dict[str, Counter[Key]]:
     """Running sink task -> multiset of ``(seq, digest)`` it should output for ``seq < upto``."""
     tasks = ledger["tasks"]
-    order = [t for t in _order(tasks) if tasks[t]["kind"] != "source"]
+    order = [t for t in parents_first({t: i["parents"] for t, i in tasks.items()})
+             if tasks[t]["kind"] != "source"]
     if not order:
         return {}
     src_of: dict[str, tuple[str, str]] = {}

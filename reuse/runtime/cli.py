@@ -108,15 +108,12 @@ def add_parsers(subparsers: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="reuse")
-    add_parsers(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    try:
-        return int(args.func(args))
-    except ReuseError as exc:
-        print(f"reuse: error: {exc}", file=sys.stderr)
-        return 1
+    """``reuse run`` / ``reuse cluster`` stand-alone: the main ``reuse`` entry point, which maps
+    errors to one line and an exit status."""
+    from reuse.cli import main as reuse_main
+
+    return reuse_main(argv)
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 from reuse.dataflow import Dataflow
 from reuse.manager import Manager
 from reuse.runtime import SparkRuntimeError
+from reuse.runtime.accounting import parents_first
 from reuse.runtime.bus import Bus, FileBus, emitted_bound
 from reuse.runtime.partial import PartialHandler, read_json, task_kind, write_json
 
@@ -502,7 +503,8 @@ class Runtime:
         return names
 
     def _group(self, tids: list[str]) -> list[list[str]]:
-        order = {t: i for i, t in enumerate(self._topological())}
+        order = {t: i for i, t in
+                 enumerate(parents_first({t: i.parents for t, i in self.tasks.items()}))}
         if self.manager is None:
             return [sorted(tids, key=order.__getitem__)] if tids else []
         groups: dict[str, list[str]] = {}
@@ -513,22 +515,6 @@ class Runtime:
         for t in tids:
             groups.setdefault(which.get(t, "?"), []).append(t)
         return [sorted(g, key=order.__getitem__) for g in groups.values()]
-
-    def _topological(self) -> list[str]:
-        seen: set[str] = set()
-        out: list[str] = []
-
-        def visit(t: str) -> None:
-            if t in seen:
-                return
-            seen.add(t)
-            for p in self.tasks[t].parents:
-                visit(p)
-            out.append(t)
-
-        for t in self.tasks:
-            visit(t)
-        return out
 
     def defragment(self, *, at: int | None = None) -> dict[str, Any]:
         """Relaunch each running DAG that spans several queries (or has paused tasks) as one.
