@@ -503,8 +503,8 @@ class Runtime:
         return names
 
     def _group(self, tids: list[str]) -> list[list[str]]:
-        order = {t: i for i, t in
-                 enumerate(parents_first({t: i.parents for t, i in self.tasks.items()}))}
+        parents = {t: info.parents for t, info in self.tasks.items()}
+        order = {t: n for n, t in enumerate(parents_first(parents))}
         if self.manager is None:
             return [sorted(tids, key=order.__getitem__)] if tids else []
         groups: dict[str, list[str]] = {}
