@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -187,6 +188,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("reuse: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader went away (``reuse status | head``): not an error of ours; keep Python's
+        # exit-time flush of stdout from failing again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except OSError as exc:
         name = f"{exc.filename}: " if exc.filename else ""
         print(f"reuse: error: {name}{exc.strerror or exc}", file=sys.stderr)

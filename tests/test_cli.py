@@ -63,6 +63,21 @@ def test_validate_subprocess_has_no_traceback(tmp_path):
     assert r.returncode == 0 and "2 tasks" in r.stdout
 
 
+def test_output_into_a_closed_pipe_is_quiet():
+    """``reuse validate ... | head -0``: the reader has gone; no error line, SIGPIPE's status."""
+    import os
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        r = subprocess.run([sys.executable, "-m", "reuse", "validate",
+                            str(Path(__file__).parent / "fixtures" / "figure1")],
+                           stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write_end)
+    assert (r.returncode, r.stderr) == (141, "")
+
+
 def test_plan_figure1_csv(tmp_path):
     out = tmp_path / "out.csv"
     r = run("plan", "--dags", str(FIX / "figure1"), "--trace", str(FIX / "figure1-trace.json"),
