@@ -34,9 +34,10 @@ def spark() -> Iterator[SparkSession]:
 
 
 def warm_up(session: SparkSession) -> None:
-    """Start the Python worker the partial-DAG queries use (pandas, pyarrow and the task code
-    imported) with one tiny ``mapInPandas`` job, so the first timed test does not pay for it:
-    on a cold machine that start-up alone can outlast a test's short steps."""
+    """Start the Python worker the partial-DAG queries use (its pandas and pyarrow, and the
+    partial-DAG module, imported) with one tiny ``mapInPandas`` job, so the first timed test
+    does not pay for it: on a cold machine that start-up alone can outlast a test's short
+    steps. The task code itself is still imported by the first batch that runs a task."""
 
     def touch(frames: Iterator[Any]) -> Iterator[Any]:
         import reuse.runtime.partial  # noqa: F401 - imported for its side effect: warm caches
