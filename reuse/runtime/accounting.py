@@ -16,41 +16,16 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from reuse.runtime.bus import safe_name, source_event
-from reuse.runtime.partial import build_task, digest
+from reuse.runtime.bus import safe_name
+from reuse.runtime.execution import build_task, digest, parents_first, source_event
 
 __all__ = ["parents_first", "reference_records", "observed_records", "dag_outputs", "account"]
 
 Key = tuple[int, str]
-
-
-def parents_first(parents: Mapping[str, Iterable[str]]) -> list[str]:
-    """Task ids in a deterministic topological order (depth-first, parents before children,
-    otherwise in mapping order), shared by the runtime's grouping and the reference execution.
-
-    Examples
-    --------
-    >>> parents_first({"c": ["a", "b"], "b": ["a"], "a": []})
-    ['a', 'b', 'c']
-    """
-    seen: set[str] = set()
-    out: list[str] = []
-
-    def visit(t: str) -> None:
-        if t in seen:
-            return
-        seen.add(t)
-        for p in parents[t]:
-            visit(p)
-        out.append(t)
-
-    for t in parents:
-        visit(t)
-    return out
 
 
 def reference_records(ledger: Mapping[str, Any], upto: int) -> dict[str, Counter[Key]]:

@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+
+from reuse.runtime.execution import emitted_bound, source_event
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -188,49 +189,6 @@ def make_bus(spec: dict[str, str]) -> Bus:
 
 
 # --- sources ---------------------------------------------------------------------------------
-
-_LINES: dict[tuple[str, str], list[str]] = {}
-
-
-def _lines(src_type: str, data_dir: str) -> list[str]:
-    from reuse.tasks.sources import SOURCE_FILES, read_lines, source_file
-
-    key = (src_type, data_dir)
-    if key not in _LINES:
-        _LINES[key] = (read_lines(source_file(src_type, data_dir or None))
-                       if src_type in SOURCE_FILES else [])
-    return _LINES[key]
-
-
-def source_event(src: str, src_type: str, seq: int, t0_ms: int, rate: float,
-                 data_dir: str = "") -> dict[str, Any]:
-    """Source event ``seq`` of a stream: the same dict in every process and every run.
-
-    RIoTBench sources replay their SenML file in order, looping (``seq`` keeps growing); other
-    sources (OPMW's) emit a synthetic payload. ``ts`` is the nominal emit time.
-
-    Examples
-    --------
-    >>> source_event("S1", "opmw-source", 3, 1000, 10.0)
-    {'src': 'S1', 'seq': 3, 'ts': 1300, 'payload': 'S1:3'}
-    """
-    ts = t0_ms + round(seq * 1000 / rate)
-    lines = _lines(src_type, data_dir)
-    if not lines:
-        return {"src": src, "seq": seq, "ts": ts, "payload": f"{src}:{seq}"}
-    head, body = lines[seq % len(lines)].split(",", 1)
-    return {"src": src, "seq": seq, "ts": ts, "event_time": int(head), "payload": body}
-
-
-def emitted_bound(t0_ms: int, rate: float, now_ms: float | None = None) -> int:
-    """The largest ``seq`` whose nominal emit time has passed (``-1`` before the first).
-
-    No source emits an event before its nominal time, so at wall time ``now`` no task anywhere
-    can have seen an event with a larger ``seq``: the runtime's join and cut points rest on this.
-    """
-    now = time.time() * 1000 if now_ms is None else now_ms
-    return int((now - t0_ms) * rate // 1000)
-
 
 class _Part(InputPartition):
     def __init__(self, value: Any) -> None:

@@ -29,7 +29,6 @@ recomputes the same outputs and overwrites the same names: nothing is lost or du
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -39,6 +38,9 @@ from typing import TYPE_CHECKING, Any
 
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.bus import make_bus, safe_name
+from reuse.runtime.execution import SINK_TYPES, build_task, digest, task_kind
+from reuse.runtime.execution import cached_task as _task
+from reuse.runtime.execution import record as _record
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -46,73 +48,6 @@ if TYPE_CHECKING:
 
 __all__ = ["task_kind", "build_task", "digest", "run_batch", "PartialHandler", "read_json",
            "write_json", "SINK_TYPES"]
-
-SINK_TYPES = ("MQTTPublish", "Sink")
-_CACHE: dict[tuple[str, str, str], Any] = {}
-
-
-def task_kind(type_name: str, config: Any) -> str:
-    """``"source"``, ``"sink"`` or ``"task"``: how the runtime runs a task of the dataflow.
-
-    Examples
-    --------
-    >>> task_kind("SYS", "source"), task_kind("MQTTPublish", "sink"), task_kind("Kalman", {})
-    ('source', 'sink', 'task')
-    """
-    from reuse.tasks import SOURCE_TYPES
-
-    if config == "source" or type_name in SOURCE_TYPES:
-        return "source"
-    if config == "sink" or type_name in SINK_TYPES:
-        return "sink"
-    return "task"
-
-
-def build_task(type_name: str, config: Any, opts: Mapping[str, Any]) -> Any:
-    """The task logic: RIoTBench types as themselves, any other type (OPMW) as PiTask.
-
-    OPMW task bodies are not available; like the paper we run Viete's pi with
-    ``opts["pi_iterations"]`` factors per event, so the per-event cost is a parameter.
-    """
-    from reuse.tasks import TASK_TYPES, make_task
-    from reuse.tasks.sinks import Sink
-
-    if task_kind(type_name, config) == "sink" and type_name not in TASK_TYPES:
-        return Sink("sink")
-    if type_name in TASK_TYPES and type_name != "PiTask":
-        return make_task(type_name, config, data_dir=opts.get("data_dir") or None)
-    return make_task("PiTask", {"iterations": int(opts.get("pi_iterations", 1600))})
-
-
-def _task(t: Mapping[str, Any], opts: Mapping[str, Any], state: Any) -> Any:
-    """A stateless task is built once per worker process (models train once); a stateful one is
-    rebuilt and given its checkpointed state every batch, so no stale in-memory state leaks."""
-    key = (t["type"], json.dumps(t["config"], sort_keys=True), json.dumps(dict(opts), sort_keys=True))
-    task = _CACHE.get(key)
-    if task is None or task.stateful:
-        task = build_task(t["type"], t["config"], opts)
-        if not task.stateful:
-            _CACHE[key] = task
-    if task.stateful and state is not None:
-        task.set_state(state)
-    return task
-
-
-def digest(event: Mapping[str, Any]) -> str:
-    """Content hash of an event (canonical JSON without ``ts``), to compare outputs across runs.
-
-    ``ts`` is the nominal emit time, which depends on when a run started; everything else an
-    event carries (source, ``seq``, data, results) is the same in every run.
-
-    Examples
-    --------
-    >>> digest({"a": 1, "b": [1.5], "ts": 5}) == digest({"b": [1.5], "a": 1, "ts": 7})
-    True
-    """
-    body = {k: v for k, v in event.items() if k != "ts"}
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
-
 
 def _parse(text: str) -> tuple[int | None, list[dict[str, Any]]]:
     hw: int | None = None
@@ -208,13 +143,6 @@ def run_batch(spec: Mapping[str, Any], control: Mapping[str, Any], state: Mappin
     new_state = {"tasks": states, "hw": hw, "offsets": offsets, "held": held, "qhw": qhw,
                  "final": final}
     return {"topics": topics, "sinks": sinks, "state": new_state}
-
-
-def _record(ev: Mapping[str, Any], now: float, full: bool) -> dict[str, Any]:
-    rec = {"s": ev.get("src"), "q": ev["seq"], "ts": ev.get("ts"), "o": now, "d": digest(ev)}
-    if full:
-        rec["e"] = ev
-    return rec
 
 
 def read_json(path: str | os.PathLike[str], default: Any = None) -> Any:

@@ -46,8 +46,8 @@ from typing import TYPE_CHECKING, Any
 from reuse.dataflow import Dataflow
 from reuse.manager import Manager
 from reuse.runtime import SparkRuntimeError
-from reuse.runtime.accounting import parents_first
 from reuse.runtime.bus import Bus, FileBus, emitted_bound
+from reuse.runtime.execution import parents_first
 from reuse.runtime.partial import PartialHandler, read_json, task_kind, write_json
 
 if TYPE_CHECKING:
