@@ -23,7 +23,8 @@ from typing import Any
 from reuse.runtime.bus import safe_name
 from reuse.runtime.execution import build_task, digest, parents_first, source_event
 
-__all__ = ["parents_first", "reference_records", "observed_records", "dag_outputs", "account"]
+__all__ = ["parents_first", "reference_records", "observed_records", "dag_outputs", "account",
+           "leaked_records"]
 
 Key = tuple[int, str]
 
@@ -137,3 +138,25 @@ def account(root: str | os.PathLike[str], ledger: Mapping[str, Any], upto: int,
                        "duplicated": dup, "window": [lo, hi], "lost_sample": lost_keys,
                        "lost_seqs": lost_seqs, "duplicated_seqs": dup_seqs}
     return report
+
+
+def leaked_records(root: str | os.PathLike[str], ledger: Mapping[str, Any], upto: int,
+                   ) -> dict[str, list[int]]:
+    """Recorded task -> ``seq`` of every output it wrote outside its own window ``[start, end)``.
+
+    :func:`account` cuts outputs to each DAG's window before counting, so a paused or stopped
+    task that kept emitting after its end cut would go unseen there; this looks at the task's
+    own window instead. Every engine must leave it empty.
+    """
+    tasks = ledger["tasks"]
+    recorded = {rid for d in ledger["dags"].values() for rid in d["sinks"].values()}
+    out: dict[str, list[int]] = {}
+    for rid in sorted(recorded):
+        info = tasks[rid]
+        lo = int(info["start"])
+        hi = upto if info["end"] is None else min(int(info["end"]), upto)
+        bad = [int(r["q"]) for r in observed_records(root, rid) if not lo <= r["q"] < hi
+               and r["q"] < upto]
+        if bad:
+            out[rid] = bad
+    return out

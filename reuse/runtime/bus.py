@@ -305,6 +305,9 @@ class BusDataSource(DataSource):
 
 
 def register_sources(spark: SparkSession) -> None:
-    """Register ``reusereplay`` and ``reusebus`` on a session (idempotent)."""
+    """Register ``reusereplay``, ``reusebus`` and ``reusetick`` on a session (idempotent)."""
     spark.dataSource.register(ReplayDataSource)
     spark.dataSource.register(BusDataSource)
+    from reuse.runtime.inplace import TickDataSource
+
+    spark.dataSource.register(TickDataSource)

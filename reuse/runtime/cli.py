@@ -33,7 +33,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     check_trace(ops, flows, file=args.trace)
     root = Path(args.root) if args.root else Path(tempfile.mkdtemp(prefix="reuse-run-"))
     rows = live_run(flows, ops, root=root, mode=args.mode, unmerge=args.unmerge,
-                    merge=args.merge, step_seconds=args.step_seconds, master=args.master,
+                    merge=args.merge, shards=args.shards, max_events=args.max_events,
+                    step_seconds=args.step_seconds, master=args.master,
                     cluster_dir=args.cluster_dir, bus=args.bus, rate=args.rate,
                     trigger_s=args.trigger_seconds, pi_iterations=args.pi_iterations,
                     defrag_every=args.defrag_every, warmup_s=args.warmup_seconds,
@@ -70,13 +71,20 @@ def add_parsers(subparsers: Any) -> None:
     r.add_argument("--dags", required=True, help="directory of dataflow JSON files")
     r.add_argument("--trace", required=True, help="trace JSON ({'ops': [...]})")
     r.add_argument("--mode", choices=["reuse", "default"], default="reuse")
-    r.add_argument("--unmerge", choices=["pause", "stop", "lazy"], default="pause",
-                   help="how Reuse enacts a removal: pause (the paper, the default), stop "
-                        "(hand the kept tasks over to a new query) or lazy (stop queries left "
-                        "with no live task, pause the rest until their next hand-over)")
-    r.add_argument("--merge", choices=["partial", "relaunch"], default="partial",
-                   help="how Reuse enacts a merge: new tasks as their own query reading the bus "
-                        "(partial, the paper) or the running DAG handed over to one query")
+    r.add_argument("--merge", choices=["inplace", "partial", "relaunch"], default="inplace",
+                   help="the engine and how it enacts a merge: inplace (the default: one "
+                        "long-running shared query runs every task, a merge or unmerge is a new "
+                        "deployment epoch), partial (the paper: new tasks as their own query "
+                        "reading the bus) or relaunch (the running DAG handed over to one query)")
+    r.add_argument("--unmerge", choices=["pause", "stop", "lazy"], default=None,
+                   help="how the query-per-DAG engines (partial, relaunch) enact a removal: "
+                        "pause (the paper, their default), stop (hand the kept tasks over to a "
+                        "new query) or lazy (stop queries left with no live task, pause the "
+                        "rest until their next hand-over); inplace frees removed tasks at the cut")
+    r.add_argument("--shards", type=int, default=None,
+                   help="inplace: partitions of the shared query (default: Spark's cores)")
+    r.add_argument("--max-events", type=int, default=0,
+                   help="inplace: at most this many source seq per batch (0 = no bound)")
     r.add_argument("--step-seconds", type=float, default=60.0)
     r.add_argument("--warmup-seconds", type=float, default=10.0,
                    help="sources run this long before step 1, unmeasured (JVM warm-up)")

@@ -23,23 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from reuse.dataflow import Dataflow
-from reuse.runtime.accounting import account
+from reuse.runtime.accounting import account, leaked_records
 from reuse.runtime.measure import CpuMeter, SinkTail, percentile
+from reuse.runtime.policy import LIVE_MODES, Policy
 from reuse.runtime.runtime import Runtime
 from reuse.traces import Op, check_trace
 
 __all__ = ["CSV_COLUMNS", "LIVE_MODES", "live_run", "run_trace", "write_rows"]
-
-# The named ways of running a trace live (notebooks and benchmarks): ``reuse`` is the paper's
-# enactment; ``reuse-relaunch`` keeps a running DAG one query (see ``Runtime(merge=...)``), and
-# ``reuse-relaunch-lazy`` also spares removals a hand-over (see ``Runtime(unmerge="lazy")``).
-LIVE_MODES: dict[str, dict[str, str]] = {
-    "default": {"mode": "default", "merge": "partial", "unmerge": "pause"},
-    "reuse": {"mode": "reuse", "merge": "partial", "unmerge": "pause"},
-    "reuse-stop": {"mode": "reuse", "merge": "partial", "unmerge": "stop"},
-    "reuse-relaunch": {"mode": "reuse", "merge": "relaunch", "unmerge": "stop"},
-    "reuse-relaunch-lazy": {"mode": "reuse", "merge": "relaunch", "unmerge": "lazy"},
-}
 
 CSV_COLUMNS = ["step", "op", "dag", "running_tasks", "paused_tasks", "queries", "cores",
                "cores_steady", "p50_latency_ms", "p99_latency_ms", "events_in", "events_out",
@@ -51,15 +41,20 @@ def _progress(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def run_trace(runtime: Runtime, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
+def run_trace(runtime: Any, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
               step_seconds: float, meter: CpuMeter | None = None, check: bool = True,
               defrag_every: int = 0, warmup_s: float = 0.0,
               progress: Callable[[str], None] | None = _progress) -> list[dict[str, Any]]:
     """Enact ``ops`` one per step on ``runtime``; return the CSV rows (see module doc).
 
+    ``runtime``: a :class:`~reuse.runtime.runtime.Runtime` (a query per partial DAG) or an
+    :class:`~reuse.runtime.inplace.InplaceRuntime` (the shared query); both take the same calls.
     ``warmup_s``: the sources run that long before the first step, unmeasured, so step 1 is
-    not charged with the JVM's warm-up (both modes get the same).
+    not charged with the JVM's warm-up (both modes get the same). ``progress`` gets one line
+    per step; a callable with a ``step(n, total, row)`` method also gets each row (the
+    notebooks' progress bar, :class:`reuse.runtime.progress.StepBar`).
     """
+    label = runtime.policy.label
     check_trace(ops, flows)
     meter = meter or CpuMeter()
     meter.start()
@@ -70,7 +65,7 @@ def run_trace(runtime: Runtime, flows: Mapping[str, Dataflow], ops: Sequence[Op]
                                   for s in flows[o.dag].sources}))
     if warmup_s > 0:
         if progress:
-            progress(f"[{runtime.mode}] warming up {warmup_s:g} s (sources only, not measured)")
+            progress(f"[{label}] warming up {warmup_s:g} s (sources only, not measured)")
         end = time.time() + warmup_s
         while time.time() < end:
             runtime.poll()
@@ -125,10 +120,12 @@ def run_trace(runtime: Runtime, flows: Mapping[str, Dataflow], ops: Sequence[Op]
             if progress:
                 elapsed = time.time() - t_run
                 eta = elapsed / step * (len(ops) - step)
-                progress(f"[{runtime.mode} {step}/{len(ops)} {elapsed:.0f}s, ~{eta:.0f}s left] "
+                progress(f"[{label} {step}/{len(ops)} {elapsed:.0f}s, ~{eta:.0f}s left] "
                          f"{op.op} {op.dag}: {c['running_tasks']} tasks (+{c['paused_tasks']} "
                          f"paused), {c['queries']} queries, {row['cores']:.2f} cores, "
                          f"p50 {row['p50_latency_ms']} ms")
+                if hasattr(progress, "step"):
+                    progress.step(step, len(ops), row)
         upto = runtime.bound() + 1
         if runtime.limit is not None:
             upto = min(upto, runtime.limit)
@@ -143,11 +140,21 @@ def run_trace(runtime: Runtime, flows: Mapping[str, Dataflow], ops: Sequence[Op]
         acc = account(runtime.root, runtime.ledger(), upto)
         for r in rows:
             r["lost"] = r["duplicated"] = 0
+        # outputs of a task at or past its end cut (or before its start) belong to no DAG's
+        # window, so the per-DAG accounting cannot see them: counted as duplicated
+        leaks = [s for seqs in leaked_records(runtime.root, runtime.ledger(), upto).values()
+                 for s in seqs]
         for a in acc.values():
             for key, seqs in (("lost", a["lost_seqs"]), ("duplicated", a["duplicated_seqs"])):
                 for s in seqs:
                     i = max(0, bisect.bisect_right(seq_marks, s) - 1)
                     rows[i][key] += 1
+        for s in leaks:
+            i = max(0, bisect.bisect_right(seq_marks, s) - 1)
+            rows[i]["duplicated"] += 1
+        if leaks and progress:
+            progress(f"{len(leaks)} outputs of tasks outside their windows (counted as "
+                     "duplicated)")
     return rows
 
 
@@ -169,8 +176,9 @@ def write_rows(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) 
 
 
 def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os.PathLike[str],
-             mode: str = "reuse", unmerge: str = "pause", merge: str = "partial",
-             step_seconds: float = 60.0,
+             mode: str = "reuse", unmerge: str | None = None, merge: str = "inplace",
+             policy: Policy | str | None = None, shards: int | None = None,
+             max_events: int = 0, ui: bool = False, step_seconds: float = 60.0,
              master: str = "local[2]", cluster_dir: str | os.PathLike[str] | None = None,
              bus: str = "file", rate: float = 10.0, trigger_s: float = 2.0,
              pi_iterations: int = 1600, defrag_every: int = 0, warmup_s: float = 10.0,
@@ -178,9 +186,13 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
              progress: Callable[[str], None] | None = _progress) -> list[dict[str, Any]]:
     """Set up a session, bus and CPU meter, replay ``ops`` live (:func:`run_trace`), tear down.
 
-    The one entry point of ``reuse run`` and the notebooks. A SparkSession that is already
-    active (tests share one) is used and left running; one started here is stopped here, and so
-    is a Redis broker started for ``bus="redis"``.
+    The one entry point of ``reuse run`` and the notebooks. The live mode is ``policy`` (a
+    :class:`~reuse.runtime.policy.Policy` or a :data:`LIVE_MODES` name), else built from
+    ``mode``, ``merge`` and ``unmerge`` (``None``: the paper's ``pause`` for the query-per-DAG
+    engine). ``shards`` and ``max_events`` are the inplace engine's; ``bus`` is the
+    query-per-DAG engine's. A SparkSession that is already active (tests share one) is used and
+    left running; one started here is stopped here (with ``ui=True`` its web UI is on and its
+    address printed), and so is a Redis broker started for ``bus="redis"``.
     """
     from pyspark.sql import SparkSession
 
@@ -189,10 +201,16 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
     from reuse.runtime.session import get_session, stop_session
 
     root = Path(root)
+    if isinstance(policy, str):
+        pol = LIVE_MODES[policy] if policy in LIVE_MODES else Policy.of(policy)
+    else:
+        pol = policy or Policy.of(mode, merge, unmerge or "pause")
     meter = CpuMeter()
     broker = None
-    bus_obj: Any
-    if bus == "redis":
+    bus_obj: Any = None
+    if pol.engine == "inplace":
+        pass  # no bus: every task runs inside the shared query
+    elif bus == "redis":
         from reuse.runtime.redis_bus import start_redis
 
         broker = start_redis(root / "redis")
@@ -208,11 +226,22 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
 
             meter.add_roots(pids(cluster_dir or DEFAULT_DIR).values())
         owned = SparkSession.getActiveSession() is None
-        spark = get_session(master)
+        spark = get_session(master, ui=ui)
+        if ui and progress:
+            progress(f"Spark UI: {spark.sparkContext.uiWebUrl}")
         try:
-            rt = Runtime(spark, root, mode=mode, unmerge=unmerge, merge=merge, rate=rate,
-                         trigger_s=trigger_s, pi_iterations=pi_iterations, bus=bus_obj,
-                         data_dir=None if data_dir is None else str(data_dir))
+            rt: Any
+            dd = None if data_dir is None else str(data_dir)
+            if pol.engine == "inplace":
+                from reuse.runtime.inplace import InplaceRuntime
+
+                rt = InplaceRuntime(spark, root, mode=pol.mode.value, shards=shards, rate=rate,
+                                    trigger_s=trigger_s, pi_iterations=pi_iterations,
+                                    data_dir=dd, max_events=max_events)
+            else:
+                rt = Runtime(spark, root, mode=pol.mode.value, unmerge=pol.unmerge.value,
+                             merge=pol.merge.value, rate=rate, trigger_s=trigger_s,
+                             pi_iterations=pi_iterations, bus=bus_obj, data_dir=dd)
             try:
                 return run_trace(rt, flows, ops, step_seconds=step_seconds, meter=meter,
                                  check=check, defrag_every=defrag_every, warmup_s=warmup_s,

@@ -38,17 +38,18 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Container, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reuse.dataflow import Dataflow
-from reuse.manager import Manager
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.bus import Bus, FileBus, emitted_bound
 from reuse.runtime.execution import parents_first
 from reuse.runtime.partial import PartialHandler, read_json, task_kind, write_json
+from reuse.runtime.planners import Planner, make_planner, source_stream
+from reuse.runtime.policy import Merge, Mode, Policy, Unmerge
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -56,9 +57,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Runtime", "TaskInfo", "QueryInfo"]
 
-MODES = ("reuse", "default")
-UNMERGE = ("pause", "stop", "lazy")
-MERGE = ("partial", "relaunch")
 
 
 @dataclass
@@ -164,17 +162,15 @@ class Runtime:
                  data_dir: str | None = None, pi_iterations: int = 1600,
                  bus: Bus | None = None, t0_ms: int | None = None, limit: int | None = None,
                  record: str = "digest", cut_margin_s: float = 1.0) -> None:
-        if mode not in MODES:
-            raise SparkRuntimeError(f"unknown mode {mode!r} (use one of {', '.join(MODES)})")
-        if unmerge not in UNMERGE:
-            raise SparkRuntimeError(f"unknown unmerge {unmerge!r} (use {', '.join(UNMERGE)})")
-        if merge not in MERGE:
-            raise SparkRuntimeError(f"unknown merge {merge!r} (use partial or relaunch)")
-        self.merge = merge
+        self.policy = Policy.of(mode, merge, unmerge)
+        if self.policy.engine != "queries":
+            raise SparkRuntimeError("merge 'inplace' runs on the shared-query engine "
+                                    "(reuse.runtime.inplace.InplaceRuntime)")
+        self.merge = self.policy.merge.value
         self.spark = spark
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
-        self.mode, self.unmerge = mode, unmerge
+        self.mode, self.unmerge = self.policy.mode.value, self.policy.unmerge.value
         self.rate, self.trigger_s = float(rate), float(trigger_s)
         from reuse.tasks.resources import resolve_data_dir
 
@@ -185,15 +181,13 @@ class Runtime:
         self.t0 = int(t0_ms if t0_ms is not None else time.time() * 1000)
         self.limit = limit
         self.cut_margin = max(1, round(self.rate * cut_margin_s))
-        self.manager = Manager() if mode == "reuse" else None
+        # Reuse or Default: what a submit or remove means in runtime tasks (fresh ids, one
+        # incarnation per submission: see reuse.runtime.planners)
+        self.planner: Planner = make_planner(self.policy.shares)
         self.tasks: dict[str, TaskInfo] = {}
         # one entry per *incarnation* of a submitted DAG (a random walk may submit a DAG again
-        # after removing it); ``_current`` maps a present DAG id to its incarnation key
+        # after removing it)
         self.dags: dict[str, dict[str, Any]] = {}
-        self._current: dict[str, str] = {}
-        # manager task id -> runtime task id: the manager reuses the id of a task that has gone,
-        # but the runtime keeps ended tasks (and their bus topics) for the accounting
-        self._rid: dict[str, str] = {}
         self.queries: dict[str, QueryInfo] = {}
         self.sources: dict[str, str] = {}  # stream name -> query name
         self.log: list[dict[str, Any]] = []
@@ -220,11 +214,6 @@ class Runtime:
                              "bound": self.bound()})
 
     # --- sources -------------------------------------------------------------------------------
-
-    def _source_stream(self, type_name: str, config: Any) -> str:
-        if config == "source":
-            return type_name
-        return f"{type_name}~{json.dumps(config, sort_keys=True)}"
 
     def _ensure_source(self, stream: str, type_name: str) -> str:
         if stream not in self.sources:
@@ -256,7 +245,7 @@ class Runtime:
 
         synthetic = []
         for t in dict.fromkeys(types):
-            stream = self._source_stream(t, "source")
+            stream = source_stream(t, "source")
             if stream in self.sources:
                 continue
             if t in SOURCE_FILES:
@@ -338,32 +327,21 @@ class Runtime:
         """The running queries of the running DAG(s) the new tasks joined (Reuse): a running
         DAG includes dataflows that share only a source, so folding them into one query too
         saves that query's per-batch overhead."""
-        if self.manager is None or not new:
+        if not self.planner.shares or not new:
             return []
         fresh = set(new)
         hosts: set[str] = set()
-        for rd in self.manager.running_dags():
-            rts = [self._r(t) for t in rd.tasks]
+        for rts in self.planner.groups():
             if fresh.intersection(rts):
                 hosts.update(q for t in rts if t not in fresh
                              and (q := self.tasks[t].query) is not None
                              and self.queries[q].status == "running")
         return sorted(hosts)
 
-    def _r(self, manager_id: str) -> str:
-        return self._rid.get(manager_id, manager_id)
-
-    def _fresh_task_id(self, wanted: str) -> str:
-        return _unused(wanted, self.tasks)
-
-    def _incarnation(self, dag_id: str) -> str:
-        """``dag_id`` for a first submission, ``dag_id~2``, ``~3``... for later ones."""
-        return _unused(dag_id, self.dags)
-
     def _add_task(self, rid: str, type_name: str, config: Any, parents: Iterable[str]) -> None:
         kind = task_kind(type_name, config)
         if kind == "source":
-            stream = self._source_stream(type_name, config)
+            stream = source_stream(type_name, config)
             topic = self._ensure_source(stream, type_name)
             self.tasks[rid] = TaskInfo(rid, type_name, config, (), kind, topic, None, 0)
         else:
@@ -377,23 +355,11 @@ class Runtime:
         ``at``: the join point (a ``seq`` still in the future); default: the next one emitted.
         """
         t_start = time.time()
-        if flow.id in self._current:
-            raise SparkRuntimeError("is already submitted", dag=flow.id)
-        inst = self._incarnation(flow.id)
-        if self.mode == "reuse":
-            assert self.manager is not None
-            delta = self.manager.submit(flow)
-            for t in delta.start:
-                self._rid[t.id] = self._fresh_task_id(t.id)
-            new = [(self._rid[t.id], t.type, t.config, tuple(self._r(p) for p in t.parents))
-                   for t in delta.start]
-            sinks = {s: self._r(r) for s, r in delta.sinks.items()}
-            reused = [self._r(r) for r in delta.reused]
-        else:
-            new = [(f"{inst}.{t}", flow.task(t).type, flow.task(t).config,
-                    tuple(f"{inst}.{p}" for p in flow.parents[t])) for t in flow.order]
-            sinks = {s: f"{inst}.{s}" for s in flow.sinks}
-            reused = []
+        placement = self.planner.submit(flow)
+        inst = placement.instance
+        new = [(t.id, t.type, t.config, t.parents) for t in placement.start]
+        sinks = dict(placement.sinks)
+        reused = list(placement.reused)
         for rid, type_name, config, parents in new:
             self._add_task(rid, type_name, config, parents)
         # a DAG whose sink is an ordinary task (OPMW leaves): record that task's outputs; a
@@ -405,7 +371,7 @@ class Runtime:
                 self.queries[q].record.add(r)
                 self._control(self.queries[q])
         partial = [rid for rid, *_ in new if self.tasks[rid].kind != "source"]
-        hosts = self._hosts(partial) if self.merge == "relaunch" else []
+        hosts = self._hosts(partial) if self.policy.merge is Merge.RELAUNCH else []
         if partial and hosts:
             join = self._future(at, self.cut_margin)
             for rid in partial:
@@ -415,7 +381,6 @@ class Runtime:
             join = self._launch_partial(partial, label=flow.id, at=at, record=leaves)
         else:
             join = self._future(at, 0)
-        self._current[flow.id] = inst
         self.dags[inst] = {"dag": flow.id, "J": join, "R": None, "sinks": sinks,
                               "tasks": [rid for rid, *_ in new], "reused": reused}
         took = time.time() - t_start
@@ -426,16 +391,10 @@ class Runtime:
 
     def remove(self, dag_id: str, *, at: int | None = None) -> dict[str, Any]:
         """Unmerge (Reuse) or undeploy (Default) a dataflow with end cut ``R`` (future)."""
-        if dag_id not in self._current:
-            raise SparkRuntimeError("is not submitted", dag=dag_id)
         t_start = time.time()
-        inst = self._current[dag_id]
-        if self.mode == "reuse":
-            assert self.manager is not None
-            stop = [self._r(t) for t in self.manager.remove(dag_id).stop]
-        else:
-            stop = list(self.dags[inst]["tasks"])
-        del self._current[dag_id]
+        removal = self.planner.remove(dag_id)
+        inst = removal.instance
+        stop = list(removal.stop)
         cut = self._future(at, self.cut_margin)
         self.dags[inst]["R"] = cut
         self._end_tasks([t for t in stop if self.tasks[t].kind != "source"], cut, dag_id)
@@ -460,11 +419,12 @@ class Runtime:
             for t in ts:
                 qi.end[t] = cut
             live = [t for t in qi.tasks if t not in qi.end]
-            if self.unmerge == "stop" and live:
+            if self.policy.unmerge is Unmerge.STOP and live:
                 self._handover([qn], cut, label)
             else:
                 self._control(qi)
-                if not live and (self.unmerge != "pause" or self.mode == "default"):
+                if not live and (self.policy.unmerge is not Unmerge.PAUSE
+                                 or self.policy.mode is Mode.DEFAULT):
                     qi.status = "draining"  # Default: the DAG's own query is stopped
 
     def _handover(self, qnames: list[str], cut: int, label: str, *, extra: Iterable[str] = (),
@@ -505,13 +465,13 @@ class Runtime:
     def _group(self, tids: list[str]) -> list[list[str]]:
         parents = {t: info.parents for t, info in self.tasks.items()}
         order = {t: n for n, t in enumerate(parents_first(parents))}
-        if self.manager is None:
+        if not self.planner.shares:
             return [sorted(tids, key=order.__getitem__)] if tids else []
         groups: dict[str, list[str]] = {}
         which = {}
-        for rd in self.manager.running_dags():
-            for t in rd.tasks:
-                which[self._r(t)] = rd.id
+        for n, rts in enumerate(self.planner.groups()):
+            for t in rts:
+                which[t] = str(n)
         for t in tids:
             groups.setdefault(which.get(t, "?"), []).append(t)
         return [sorted(g, key=order.__getitem__) for g in groups.values()]
@@ -522,14 +482,14 @@ class Runtime:
         Only Reuse mode has merged running DAGs; the affected queries are handed over at a future
         cut, so no event is lost or duplicated (outputs pause for the hand-over).
         """
-        if self.manager is None:
+        if not self.planner.shares:
             return {"relaunched": [], "stopped": []}
         t_start = time.time()
         affected: list[str] = []
-        for rd in self.manager.running_dags():
+        for rts in self.planner.groups():
             qs: set[str] = set()
-            for t in rd.tasks:
-                q = self.tasks[self._r(t)].query
+            for t in rts:
+                q = self.tasks[t].query
                 if q is not None:
                     qs.add(q)
             paused = any(self.queries[q].end for q in qs)
@@ -708,20 +668,6 @@ def _stop_between_batches(qi: QueryInfo, timeout_s: float = 10.0) -> None:
     deadline = time.time() + timeout_s
     while getattr(qi.handler, "in_batch", False) and time.time() < deadline:
         time.sleep(0.05)
-
-
-def _unused(wanted: str, taken: Container[str]) -> str:
-    """``wanted``, or ``wanted~2``, ``~3``... whichever is first not ``taken``.
-
-    >>> _unused("a", {"a", "a~2"})
-    'a~3'
-    """
-    if wanted not in taken:
-        return wanted
-    n = 2
-    while f"{wanted}~{n}" in taken:
-        n += 1
-    return f"{wanted}~{n}"
 
 
 def _short(label: str) -> str:

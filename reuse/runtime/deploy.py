@@ -1,0 +1,353 @@
+"""The deployment of the shared-query engine: which task runs in which shard, over which events.
+
+The inplace engine runs every task inside a fixed set of long-running shard queries, so a merge
+or an unmerge starts and stops no query. What changes is data: the *deployment*, a versioned
+mapping from shards to tasks, each task with its window ``[J, R)`` of source ``seq`` (its join
+point and end cut). A batch takes a snapshot of it (an :class:`Epoch`) and runs, in every shard,
+the shard's tasks over the batch's events. Everything here is plain data and pure decisions; no
+Spark, so it is tested on its own (``tests/runtime/test_deploy.py``).
+
+Why the windows make changes exact (the cut argument)
+------------------------------------------------------
+Batches claim contiguous ranges ``[lo, hi)`` of source ``seq``; the *frontier* is the first
+``seq`` no batch has claimed. A change takes effect at a cut ``>=`` the frontier, so no batch
+that has run, or runs again after a restart, sees a task's window move under it: for every
+``seq`` below the frontier the deployment's windows are final. A new task therefore processes
+every event from its ``J`` on, and an ended task none from its ``R`` on.
+
+Why a running DAG lives whole in one shard
+-------------------------------------------
+A *unit* is a connected component of the deployed tasks (parent links, ended tasks that still
+process events below their cut included). A unit runs in one shard, so a task's parents are
+always computed in the same worker, in the same batch, and no reused output crosses the bus.
+When a submit connects units in different shards (running DAGs merge), the smaller ones move to
+the shard of the largest, at the frontier; task state lives with the task, not the shard, so a
+move is exact. The price: one unit's work is capped by what one core can do.
+
+Load balance: a new unit goes to the least loaded shard; after each change, if moving one whole
+unit from the most to the least loaded shard lowers the maximum load, it moves (at most one move
+per change, so a trace's moves stay few). Load is the sum of task weights (1 per task unless the
+caller gives per-type weights).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from reuse.runtime import SparkRuntimeError
+from reuse.runtime.execution import parents_first
+from reuse.runtime.planners import NewTask, Placement, Removal
+
+__all__ = ["DeployedTask", "Start", "End", "Move", "Free", "Action", "Epoch", "Deployment"]
+
+
+@dataclass(frozen=True)
+class DeployedTask:
+    """A task as deployed: its wiring, shard and window ``[start, end)`` (``end`` None: open)."""
+
+    id: str
+    type: str
+    config: Any = field(compare=False)
+    parents: tuple[str, ...]
+    kind: str
+    shard: int
+    start: int
+    end: int | None = None
+    record: bool = False
+
+    @property
+    def stream(self) -> str:
+        return NewTask(self.id, self.type, self.config, self.parents, self.kind).stream
+
+    def spec(self) -> dict[str, Any]:
+        """What a shard worker needs to run it (JSON-able)."""
+        return {"id": self.id, "type": self.type, "config": self.config,
+                "parents": list(self.parents), "kind": self.kind, "start": self.start,
+                "end": self.end, "record": self.record,
+                "stream": self.stream if self.kind == "source" else None}
+
+
+@dataclass(frozen=True)
+class Start:
+    """Task ``task`` runs in ``shard`` from ``seq`` ``at`` on."""
+
+    task: str
+    shard: int
+    at: int
+
+
+@dataclass(frozen=True)
+class End:
+    """Task ``task`` takes no event ``>= at``."""
+
+    task: str
+    at: int
+
+
+@dataclass(frozen=True)
+class Move:
+    """A unit moves between shards at the frontier ``at`` (with its tasks' state)."""
+
+    tasks: tuple[str, ...]
+    src: int
+    dst: int
+    at: int
+
+
+@dataclass(frozen=True)
+class Free:
+    """An ended task leaves the deployment: every batch now starts past its end cut."""
+
+    task: str
+    at: int
+
+
+Action = Start | End | Move | Free
+
+
+@dataclass(frozen=True)
+class Epoch:
+    """A snapshot of the deployment taken by one batch: per shard, its tasks parents-first."""
+
+    version: int
+    shards: tuple[tuple[dict[str, Any], ...], ...]
+
+    @property
+    def empty(self) -> bool:
+        return not any(self.shards)
+
+
+class Deployment:
+    """Tasks, shards and windows of the inplace engine; changed only through its methods.
+
+    Parameters
+    ----------
+    shards
+        Number of shards (partitions of the shared query), at least 1.
+    weight
+        Load of one task from its type (default 1 for every task but sources, which are 0).
+    """
+
+    def __init__(self, shards: int, weight: Callable[[str, str], float] | None = None) -> None:
+        if not isinstance(shards, int) or shards < 1:
+            raise SparkRuntimeError(f"shards must be a positive integer, got {shards!r}")
+        self.shards = shards
+        self._weight = weight or (lambda type_name, kind: 0.0 if kind == "source" else 1.0)
+        self.tasks: dict[str, DeployedTask] = {}
+        self.version = 0
+        self.frontier = 0
+        self.history: list[Action] = []
+
+    # --- queries -----------------------------------------------------------------------------
+
+    def load(self, shard: int) -> float:
+        """Sum of the weights of the live tasks in ``shard``."""
+        return sum(self._weight(t.type, t.kind) for t in self.tasks.values()
+                   if t.shard == shard and t.end is None)
+
+    def loads(self) -> list[float]:
+        return [self.load(s) for s in range(self.shards)]
+
+    def live(self) -> list[str]:
+        return [t for t, d in self.tasks.items() if d.end is None]
+
+    def units(self) -> list[set[str]]:
+        """Connected components of the deployed tasks (undirected parent links)."""
+        adj: dict[str, set[str]] = {t: set() for t in self.tasks}
+        for t, d in self.tasks.items():
+            for p in d.parents:
+                if p in adj:
+                    adj[t].add(p)
+                    adj[p].add(t)
+        seen: set[str] = set()
+        out = []
+        for t in self.tasks:
+            if t in seen:
+                continue
+            comp, todo = set(), [t]
+            while todo:
+                x = todo.pop()
+                if x in comp:
+                    continue
+                comp.add(x)
+                todo.extend(adj[x] - comp)
+            seen |= comp
+            out.append(comp)
+        return out
+
+    def unit_of(self, task: str) -> set[str]:
+        for u in self.units():
+            if task in u:
+                return u
+        raise SparkRuntimeError("is not deployed", task=task)
+
+    def check(self) -> None:
+        """Invariants: every parent deployed in its child's shard; windows well formed."""
+        for t, d in self.tasks.items():
+            if not 0 <= d.shard < self.shards:
+                raise SparkRuntimeError(f"is in shard {d.shard} of {self.shards}", task=t)
+            if d.end is not None and d.end < d.start:
+                raise SparkRuntimeError(f"ends at {d.end} before its start {d.start}", task=t)
+            for p in d.parents:
+                if p not in self.tasks:
+                    raise SparkRuntimeError(f"has parent {p} that is not deployed", task=t)
+                if self.tasks[p].shard != d.shard:
+                    raise SparkRuntimeError(f"runs in shard {d.shard} but its parent {p} in "
+                                            f"shard {self.tasks[p].shard}", task=t)
+
+    # --- changes -----------------------------------------------------------------------------
+
+    def _check_cut(self, at: int, what: str) -> None:
+        if at < self.frontier:
+            raise SparkRuntimeError(f"{what}: cut {at} is in the past (batches have claimed "
+                                    f"every seq below {self.frontier})")
+
+    def deploy(self, placement: Placement, at: int, *, record: Iterable[str] = ()) -> list[Action]:
+        """Start the placement's new tasks at ``J = at`` in the shard of the unit they join.
+
+        ``record``: tasks whose outputs are recorded (a dataflow's leaf task with no sink).
+        Checks everything before changing anything.
+        """
+        self._check_cut(at, f"submit {placement.dag}")
+        new = {t.id: t for t in placement.start}
+        for t in placement.start:
+            if t.id in self.tasks:
+                raise SparkRuntimeError("is already deployed", task=t.id)
+            for p in t.parents:
+                if p not in new and (p not in self.tasks or self.tasks[p].end is not None):
+                    raise SparkRuntimeError(f"reads {p}, which is not a live deployed task",
+                                            task=t.id)
+        recorded = set(record)
+        for r in recorded:
+            if r not in new and r not in self.tasks:
+                raise SparkRuntimeError("is recorded but not deployed", task=r)
+        old_shards = {p: self.tasks[p].shard for t in placement.start for p in t.parents
+                      if p in self.tasks}
+        # the units the new tasks connect, by shard and load
+        touched: dict[int, float] = dict.fromkeys(old_shards.values(), 0.0)
+        for u in self.units():
+            shard = self.tasks[next(iter(u))].shard
+            if u & set(old_shards):
+                touched[shard] = touched.get(shard, 0.0) + sum(
+                    self._weight(self.tasks[x].type, self.tasks[x].kind) for x in u)
+        if touched:
+            target = max(sorted(touched), key=lambda s: touched[s])
+        else:
+            loads = self.loads()
+            target = min(range(self.shards), key=lambda s: (loads[s], s))
+        actions: list[Action] = []
+        for s in sorted(touched):
+            if s == target:
+                continue
+            for u in self.units():
+                if u & set(old_shards) and self.tasks[next(iter(u))].shard == s:
+                    actions.append(self._move(u, target))
+        for t in placement.start:
+            self.tasks[t.id] = DeployedTask(t.id, t.type, t.config, t.parents, t.kind, target, at,
+                                            None, t.id in recorded)
+            actions.append(Start(t.id, target, at))
+        for r in recorded - set(new):
+            self.tasks[r] = replace(self.tasks[r], record=True)
+        actions += self._balance()
+        self._changed(actions)
+        return actions
+
+    def end(self, removal: Removal, at: int) -> list[Action]:
+        """End the removal's tasks at ``R = at``: they take no event ``>= R`` and are freed
+        once every batch starts past ``R``."""
+        self._check_cut(at, f"remove {removal.dag}")
+        for t in removal.stop:
+            if t not in self.tasks:
+                raise SparkRuntimeError("is not deployed", task=t)
+            if self.tasks[t].end is not None:
+                raise SparkRuntimeError(f"already ends at {self.tasks[t].end}", task=t)
+        actions: list[Action] = []
+        for t in removal.stop:
+            self.tasks[t] = replace(self.tasks[t], end=at)
+            actions.append(End(t, at))
+        actions += self._balance()
+        self._changed(actions)
+        return actions
+
+    def move(self, task: str, shard: int) -> list[Action]:
+        """Move the unit of ``task`` to ``shard`` at the frontier (tests, manual balancing)."""
+        if not 0 <= shard < self.shards:
+            raise SparkRuntimeError(f"there is no shard {shard} (0..{self.shards - 1})")
+        unit = self.unit_of(task)
+        if self.tasks[task].shard == shard:
+            return []
+        actions: list[Action] = [self._move(unit, shard)]
+        self._changed(actions)
+        return actions
+
+    def claim(self, lo: int, hi: int) -> Epoch:
+        """A batch over ``[lo, hi)`` takes its snapshot: tasks ended at or before ``lo`` are
+        freed first (no batch will give them an event again), then the frontier moves to
+        ``hi``. Called with the engine's lock held, like every change."""
+        freed: list[Action] = []
+        for t, d in list(self.tasks.items()):
+            if d.end is not None and d.end <= lo and not any(
+                    t in o.parents for o in self.tasks.values() if o.id != t
+                    and (o.end is None or o.end > lo)):
+                del self.tasks[t]
+                freed.append(Free(t, lo))
+        if freed:
+            self._changed(freed)
+        self.frontier = max(self.frontier, hi)
+        return self.snapshot()
+
+    def snapshot(self) -> Epoch:
+        parents = {t: [p for p in d.parents if p in self.tasks] for t, d in self.tasks.items()}
+        order = parents_first(parents)
+        shards: list[list[dict[str, Any]]] = [[] for _ in range(self.shards)]
+        for t in order:
+            shards[self.tasks[t].shard].append(self.tasks[t].spec())
+        return Epoch(self.version, tuple(tuple(s) for s in shards))
+
+    def rebalance(self) -> list[Action]:
+        """One balancing move if it lowers the maximum shard load (see the module doc)."""
+        actions = self._balance()
+        self._changed(actions)
+        return actions
+
+    # --- internals ---------------------------------------------------------------------------
+
+    def _move(self, unit: set[str], dst: int) -> Move:
+        src = self.tasks[next(iter(unit))].shard
+        for x in unit:
+            self.tasks[x] = replace(self.tasks[x], shard=dst)
+        return Move(tuple(sorted(unit)), src, dst, self.frontier)
+
+    def _balance(self) -> list[Action]:
+        if self.shards < 2:
+            return []
+        loads = self.loads()
+        hi = max(range(self.shards), key=lambda s: (loads[s], -s))
+        lo = min(range(self.shards), key=lambda s: (loads[s], s))
+        best: tuple[float, set[str]] | None = None
+        for u in self.units():
+            if self.tasks[next(iter(u))].shard != hi:
+                continue
+            w = sum(self._weight(self.tasks[x].type, self.tasks[x].kind) for x in u
+                    if self.tasks[x].end is None)
+            new_max = max(loads[hi] - w, loads[lo] + w)
+            if w > 0 and new_max < loads[hi] and (best is None or new_max < best[0]):
+                best = (new_max, u)
+        if best is None:
+            return []
+        return [self._move(best[1], lo)]
+
+    def _changed(self, actions: list[Action]) -> None:
+        if actions:
+            self.version += 1
+            self.history += actions
+
+    def as_dict(self) -> dict[str, Any]:
+        """The whole deployment as JSON-able data (written beside the checkpoint)."""
+        return {"version": self.version, "frontier": self.frontier, "shards": self.shards,
+                "tasks": {t: {**d.spec(), "shard": d.shard} for t, d in self.tasks.items()}}
+
+    def shard_of(self) -> Mapping[str, int]:
+        return {t: d.shard for t, d in self.tasks.items()}

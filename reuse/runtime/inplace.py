@@ -1,0 +1,508 @@
+"""The shared-query engine (``--merge inplace``): one long-running query runs every task.
+
+In the spirit of AStream (Karimov et al., SIGMOD 2019), which shares work between many
+continuous queries inside one long-running Flink job: on Spark a running query's plan cannot
+change, so instead of a query per partial DAG the engine starts ONE streaming query with
+``shards`` partitions and keeps it for the whole run. What runs inside it is data: the
+:class:`~reuse.runtime.deploy.Deployment` (tasks, shards, windows), which a submit or remove
+changes under a lock at a cut in the future. No merge or unmerge starts, stops or hands over a
+query, and a removed task is freed at its cut (nothing stays paused and costing).
+
+One batch:
+
+1. The tick source (``reusetick``) claims the source ``seq`` range ``[lo, hi)`` emitted since the
+   last batch, one input partition per shard. Spark writes the range to the query's offset log
+   before the batch runs; the driver reads it from there.
+2. ``foreachBatch`` (driver) takes the deployment's snapshot for that range under the lock
+   (:meth:`Deployment.claim`) and the task states saved after the previous batch.
+3. ``mapInPandas`` runs :func:`reuse.runtime.shard.run_shard` once per shard, in Spark's Python
+   workers, in parallel: each shard generates its source events, runs its tasks parents-first
+   and returns sink records, new task states and each task's CPU time.
+4. The driver writes the sink records under names fixed by the batch id, then the task states
+   (``ckpt/<query>/tstate/<batch>.json``) and a line of batch statistics (``batches.jsonl``).
+
+Exactly once. A batch re-run after a restart gets the same range from the offset log, the same
+states (those saved after the batch before it) and, for every ``seq`` below the frontier, the
+same windows (changes take effect at cuts at or above the frontier), so it recomputes the same
+records under the same names. Source events are generated, not read, so nothing is lost on the
+way in.
+
+Cuts. A cut is at least the frontier (the first ``seq`` no batch has claimed) and at least the
+next ``seq`` to be emitted: a batch planned before the change cannot reach it (the tick source
+never claims a ``seq`` before its nominal emit time), and a batch planned after takes a snapshot
+that has the change. So a new dataflow's first events are in the next batch: submit to first
+output takes one to two triggers.
+
+Default on the same engine (``--mode default --merge inplace``) deploys each dataflow's own
+copy of every task, its sources included: as in the paper's baseline, each Default dataflow
+generates its own source events.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+
+from reuse.dataflow import Dataflow
+from reuse.runtime import SparkRuntimeError
+from reuse.runtime.deploy import Deployment, Epoch
+from reuse.runtime.execution import emitted_bound
+from reuse.runtime.partial import read_json, write_json
+from reuse.runtime.planners import Planner, make_planner
+from reuse.runtime.policy import Policy
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming import StreamingQuery
+
+__all__ = ["InplaceRuntime", "TickDataSource", "ShardHandler"]
+
+QUERY = "shared"
+
+
+# --- the tick source ---------------------------------------------------------------------------
+
+class _Part(InputPartition):
+    def __init__(self, value: Any) -> None:
+        super().__init__(value)
+
+
+class _TickReader(DataSourceStreamReader):
+    def __init__(self, options: dict[str, str]) -> None:
+        self.t0 = int(options["t0"])
+        self.rate = float(options["rate"])
+        self.start = int(options.get("start", "0"))
+        self.limit = int(options.get("limit", "-1"))
+        self.shards = int(options.get("shards", "1"))
+        self.max_events = int(options.get("max_events", "0"))
+
+    def initialOffset(self) -> dict:
+        return {"seq": self.start}
+
+    def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:
+        nxt = emitted_bound(self.t0, self.rate) + 1
+        if self.limit >= 0:
+            nxt = min(nxt, self.limit)
+        if start is not None:
+            lo = int(start["seq"])
+            if self.max_events > 0:
+                nxt = min(nxt, lo + self.max_events)
+            nxt = max(nxt, lo)
+        return {"seq": nxt}
+
+    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+        lo, hi = int(start["seq"]), int(end["seq"])
+        if hi <= lo:
+            return []
+        return [_Part((s, lo, hi)) for s in range(self.shards)]
+
+    def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
+        yield partition.value  # type: ignore[attr-defined]
+
+    def commit(self, end: dict) -> None:
+        pass
+
+
+class TickDataSource(DataSource):
+    """``spark.readStream.format("reusetick")``: per batch, one row ``(shard, lo, hi)`` per shard.
+
+    ``[lo, hi)`` is the range of source ``seq`` whose nominal emit time has passed since the last
+    batch (at most ``max_events`` of them when that is set, so a backlog is worked off in
+    bounded batches). Options: ``t0`` (ms), ``rate`` (events/s per source), ``start``,
+    ``limit`` (-1 = never), ``shards``, ``max_events`` (0 = no bound).
+    """
+
+    @classmethod
+    def name(cls) -> str:
+        return "reusetick"
+
+    def schema(self) -> str:
+        return "shard int, lo long, hi long"
+
+    def streamReader(self, schema: Any) -> DataSourceStreamReader:
+        return _TickReader(dict(self.options))
+
+
+# --- one batch ---------------------------------------------------------------------------------
+
+def _worker(epoch: Epoch, states: dict[str, Any], opts: dict[str, Any], t0: int, rate: float,
+            ) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
+    shards = epoch.shards
+
+    def fn(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        import pandas as pd
+
+        from reuse.runtime.shard import encode_rows, run_shard
+
+        rows: list[tuple[int, str, str, str]] = []
+        for f in frames:
+            for shard, lo, hi in zip(f["shard"], f["lo"], f["hi"], strict=True):
+                tasks = shards[int(shard)]
+                if not tasks:
+                    continue
+                mine = {t["id"]: states[t["id"]] for t in tasks if t["id"] in states}
+                res = run_shard(tasks, int(lo), int(hi), mine, opts, t0=t0, rate=rate)
+                rows += encode_rows(int(shard), res, int(lo), int(hi))
+        yield pd.DataFrame(rows, columns=["shard", "kind", "name", "text"])
+
+    return fn
+
+
+class ShardHandler:
+    """The ``foreachBatch`` function of the shared query (runs in the driver process)."""
+
+    def __init__(self, engine: InplaceRuntime) -> None:
+        self.engine = engine
+        self.root = engine.root
+        self.ckpt = engine.root / "ckpt" / QUERY / "spark"
+        self.state_dir = engine.root / "ckpt" / QUERY / "tstate"
+        self._last: tuple[int, dict[str, Any]] | None = None
+        self.batches = 0
+        self.busy_s = 0.0
+        self.processed = -1  # every seq below this is done
+        self.in_batch = False
+
+    def __call__(self, df: DataFrame, batch_id: int) -> None:
+        self.in_batch = True
+        try:
+            self._batch(df, batch_id)
+        finally:
+            self.in_batch = False
+
+    def _offset(self, batch_id: int) -> int | None:
+        """End ``seq`` of a batch from Spark's offset log (written before the batch runs)."""
+        try:
+            lines = (self.ckpt / "offsets" / str(batch_id)).read_text().splitlines()
+        except FileNotFoundError:
+            return None
+        return int(json.loads(lines[-1])["seq"])
+
+    def _range(self, batch_id: int) -> tuple[int, int]:
+        hi = self._offset(batch_id)
+        if hi is None:
+            raise SparkRuntimeError(f"batch {batch_id} has no offset log entry", task=QUERY)
+        lo = self._offset(batch_id - 1) if batch_id > 0 else None
+        return (self.engine.start_seq if lo is None else lo), hi
+
+    def _state_before(self, batch_id: int) -> dict[str, Any]:
+        if self._last is not None and self._last[0] == batch_id - 1:
+            return self._last[1]
+        best = -1
+        if self.state_dir.is_dir():
+            for n in os.listdir(self.state_dir):
+                if n.endswith(".json") and not n.startswith("."):
+                    b = int(n[:-5])
+                    if best < b < batch_id:
+                        best = b
+        return dict(read_json(self.state_dir / f"{best:09d}.json")) if best >= 0 else {}
+
+    def _save_state(self, batch_id: int, state: dict[str, Any]) -> None:
+        write_json(self.state_dir / f"{batch_id:09d}.json", state)
+        self._last = (batch_id, state)
+        try:
+            os.remove(self.state_dir / f"{batch_id - 10:09d}.json")
+        except FileNotFoundError:
+            pass
+
+    def _batch(self, df: DataFrame, batch_id: int) -> None:
+        t_start = time.time()
+        c_start = time.process_time()
+        lo, hi = self._range(batch_id)
+        with self.engine.lock:
+            epoch = self.engine.deployment.claim(lo, hi)
+        before = self._state_before(batch_id)
+        states = dict(before.get("tasks", {}))
+        new_states: dict[str, Any] = {}
+        cpu: dict[str, float] = {}
+        shard_cpu: dict[int, float] = {}
+        events = 0
+        if not epoch.empty and hi > lo:
+            rows = df.mapInPandas(_worker(epoch, states, self.engine.opts, self.engine.t0,
+                                          self.engine.rate),
+                                  "shard int, kind string, name string, text string").collect()
+            key = f"{self.engine.launch:06d}-{batch_id:09d}"
+            for shard, kind, name, text in rows:
+                if kind == "sink":
+                    d = self.root / "sinks" / _safe(name)
+                    d.mkdir(parents=True, exist_ok=True)
+                    tmp = d / f".{key}.tmp"
+                    tmp.write_text(text, encoding="utf-8")
+                    os.replace(tmp, d / f"{key}.jsonl")
+                elif kind == "state":
+                    new_states.update(json.loads(text))
+                else:
+                    st = json.loads(text)
+                    cpu.update(st["cpu"])
+                    shard_cpu[int(shard)] = sum(st["cpu"].values())
+                    events += int(st["events"])
+        self._save_state(batch_id, {"tasks": new_states, "lo": lo, "hi": hi,
+                                    "version": epoch.version})
+        self.processed = max(self.processed, hi)
+        self.batches += 1
+        wall = time.time() - t_start
+        self.busy_s += wall
+        stats = {"batch": batch_id, "lo": lo, "hi": hi, "version": epoch.version,
+                 "ms": round(t_start * 1000), "wall_s": round(wall, 4),
+                 "driver_cpu_s": round(time.process_time() - c_start, 4),
+                 "events": events, "shard_cpu_s": shard_cpu,
+                 "task_cpu_s": {k: round(v, 6) for k, v in cpu.items()}}
+        with open(self.root / "batches.jsonl", "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(stats, separators=(",", ":")) + "\n")
+
+
+def _safe(name: str) -> str:
+    from reuse.runtime.bus import safe_name
+
+    return safe_name(name)
+
+
+# --- the engine --------------------------------------------------------------------------------
+
+class InplaceRuntime:
+    """Live enactment of submits and removes on the shared-query engine.
+
+    The same calls as :class:`reuse.runtime.runtime.Runtime` (``submit``, ``remove``, ``poll``,
+    ``counts``, ``ledger``...), so :func:`reuse.runtime.run.run_trace` drives either.
+
+    Parameters
+    ----------
+    spark
+        The session.
+    root
+        Run directory: checkpoint, task states, sink records, ``batches.jsonl``, ledger.
+    mode
+        ``"reuse"`` or ``"default"`` (see :class:`~reuse.runtime.planners.DefaultPlanner`).
+    shards
+        Partitions of the shared query (default: the cores Spark has, ``defaultParallelism``).
+    rate, trigger_s, t0_ms, limit, data_dir, pi_iterations, record
+        As for :class:`~reuse.runtime.runtime.Runtime`.
+    max_events
+        At most this many source ``seq`` per batch (0: no bound).
+    """
+
+    def __init__(self, spark: SparkSession, root: str | Path, *, mode: str = "reuse",
+                 shards: int | None = None, rate: float = 10.0, trigger_s: float = 2.0,
+                 data_dir: str | None = None, pi_iterations: int = 1600,
+                 t0_ms: int | None = None, limit: int | None = None, record: str = "digest",
+                 max_events: int = 0,
+                 weight: Callable[[str, str], float] | None = None, **_ignored: Any) -> None:
+        self.policy = Policy.of(mode, "inplace")
+        self.mode, self.merge, self.unmerge = (self.policy.mode.value, "inplace", "free")
+        self.spark = spark
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.rate, self.trigger_s = float(rate), float(trigger_s)
+        from reuse.tasks.resources import resolve_data_dir
+
+        self.data_dir = str(resolve_data_dir(data_dir))
+        self.opts = {"data_dir": self.data_dir, "pi_iterations": int(pi_iterations),
+                     "record": record, "limit": limit}
+        self.t0 = int(t0_ms if t0_ms is not None else time.time() * 1000)
+        self.limit = limit
+        self.max_events = int(max_events)
+        n = shards if shards is not None else int(spark.sparkContext.defaultParallelism)
+        self.planner: Planner = make_planner(self.policy.shares)
+        self.deployment = Deployment(n, weight)
+        self.shards = n
+        self.lock = threading.RLock()
+        self.tasks: dict[str, dict[str, Any]] = {}
+        self.dags: dict[str, dict[str, Any]] = {}
+        self.sources: dict[str, str] = {}  # source stream -> "shared" (generated in the shards)
+        self.log: list[dict[str, Any]] = []
+        self.launch = 1
+        self.start_seq = 0
+        self.query: StreamingQuery | None = None
+        self.handler: ShardHandler | None = None
+
+    # --- clock and cuts --------------------------------------------------------------------------
+
+    def bound(self) -> int:
+        """Largest source ``seq`` emitted so far (nominally)."""
+        return emitted_bound(self.t0, self.rate)
+
+    def _cut(self, at: int | None, what: str) -> int:
+        """A cut no batch has claimed or can claim without seeing the change (lock held)."""
+        floor = max(self.deployment.frontier, self.bound() + 1)
+        if at is None:
+            return floor
+        if at < floor:
+            raise SparkRuntimeError(f"{what}: cut point {at} is not in the future (the next "
+                                    f"seq no batch can have seen is {floor})")
+        return at
+
+    # --- the query ---------------------------------------------------------------------------------
+
+    def start_sources(self, types: Iterable[str]) -> None:
+        """Note the source streams the run uses and start the shared query (sources are
+        generated inside the shards, so there is no source query to start)."""
+        for t in types:
+            self.sources.setdefault(t, QUERY)
+        self._ensure_query()
+
+    def _ensure_query(self) -> None:
+        if self.query is None:
+            self.start_seq = max(0, self.bound() + 1)
+            self._start_query()
+
+    def _start_query(self) -> None:
+        opts = {"t0": str(self.t0), "rate": str(self.rate), "start": str(self.start_seq),
+                "limit": str(self.limit if self.limit is not None else -1),
+                "shards": str(self.shards), "max_events": str(self.max_events)}
+        self.handler = ShardHandler(self)
+        df = self.spark.readStream.format("reusetick").options(**opts).load()
+        self.query = (df.writeStream.foreachBatch(self.handler).queryName(QUERY)
+                      .option("checkpointLocation", str(self.handler.ckpt))
+                      .trigger(processingTime=f"{self.trigger_s} seconds").start())
+        self.log.append({"event": "launch", "query": QUERY, "shards": self.shards,
+                         "ms": time.time() * 1000})
+
+    def restart(self, qname: str = QUERY) -> None:
+        """Stop the shared query abruptly and start it again from its checkpoint with a fresh
+        handler (as after a driver crash): Spark resumes from its offset log, the handler from
+        the task states saved after the last batch, the deployment from memory."""
+        assert self.query is not None
+        self.query.stop()
+        self._start_query()
+        self.log.append({"event": "restart", "query": QUERY, "ms": time.time() * 1000})
+
+    # --- submit / remove ---------------------------------------------------------------------------
+
+    def submit(self, flow: Dataflow, *, at: int | None = None) -> dict[str, Any]:
+        """Merge (Reuse) or deploy (Default) a dataflow; its join point ``J`` is the next cut."""
+        t_start = time.time()
+        self._ensure_query()
+        with self.lock:
+            join = self._cut(at, f"submit {flow.id}")
+            placement = self.planner.submit(flow)
+            kinds = {t.id: t.kind for t in placement.start}
+            kinds.update({t: i["kind"] for t, i in self.tasks.items() if t not in kinds})
+            leaves = {r for r in placement.sinks.values() if kinds[r] == "task"}
+            actions = self.deployment.deploy(placement, join, record=leaves)
+            for t in placement.start:
+                topic = f"src:{t.stream}" if t.kind == "source" else t.id
+                self.tasks[t.id] = {"type": t.type, "config": t.config,
+                                    "parents": list(t.parents), "kind": t.kind, "topic": topic,
+                                    "start": join, "end": None}
+                if t.kind == "source":
+                    self.sources.setdefault(t.stream, QUERY)
+            self.dags[placement.instance] = {
+                "dag": flow.id, "J": join, "R": None, "sinks": dict(placement.sinks),
+                "tasks": [t.id for t in placement.start], "reused": list(placement.reused)}
+        took = time.time() - t_start
+        self.log.append({"event": "submit", "dag": flow.id, "J": join,
+                         "started": len(placement.start), "reused": len(placement.reused),
+                         "actions": [_action(a) for a in actions], "s": took,
+                         "ms": time.time() * 1000})
+        return {"dag": flow.id, "J": join, "started": [t.id for t in placement.start],
+                "reused": list(placement.reused), "sinks": dict(placement.sinks),
+                "seconds": took}
+
+    def remove(self, dag_id: str, *, at: int | None = None) -> dict[str, Any]:
+        """Unmerge (Reuse) or undeploy (Default) with end cut ``R``; the tasks it stops are
+        freed once every batch starts past ``R``."""
+        t_start = time.time()
+        with self.lock:
+            cut = self._cut(at, f"remove {dag_id}")
+            removal = self.planner.remove(dag_id)
+            actions = self.deployment.end(removal, cut)
+            for t in removal.stop:
+                self.tasks[t]["end"] = cut
+            self.dags[removal.instance]["R"] = cut
+        took = time.time() - t_start
+        self.log.append({"event": "remove", "dag": dag_id, "R": cut,
+                         "stopped": len(removal.stop), "actions": [_action(a) for a in actions],
+                         "s": took, "ms": time.time() * 1000})
+        return {"dag": dag_id, "R": cut, "stop": list(removal.stop), "seconds": took}
+
+    def defragment(self, *, at: int | None = None) -> dict[str, Any]:
+        """Rebalance the shards by one move if that lowers the largest load (no query is
+        relaunched: a move is a new epoch)."""
+        with self.lock:
+            actions = self.deployment.rebalance()
+        self.log.append({"event": "defragment", "actions": [_action(a) for a in actions],
+                         "ms": time.time() * 1000})
+        return {"moved": [_action(a) for a in actions], "relaunched": [], "stopped": []}
+
+    def move(self, task: str, shard: int) -> dict[str, Any]:
+        """Move the running DAG holding ``task`` to ``shard`` at the frontier (with its state)."""
+        with self.lock:
+            actions = self.deployment.move(task, shard)
+        self.log.append({"event": "move", "actions": [_action(a) for a in actions],
+                         "ms": time.time() * 1000})
+        return {"moved": [_action(a) for a in actions]}
+
+    # --- upkeep ------------------------------------------------------------------------------------
+
+    def poll(self) -> None:
+        """Surface a failure of the shared query as a one-line error."""
+        if self.query is None:
+            return
+        exc = self.query.exception()
+        if exc is not None:
+            raise SparkRuntimeError(f"query failed: {str(exc).splitlines()[0][:300]}",
+                                    task=QUERY)
+
+    def qhw(self, qname: str = QUERY) -> int:
+        """Every source ``seq <=`` this has been processed by every shard."""
+        return -1 if self.handler is None else self.handler.processed - 1
+
+    def wait_processed(self, seq: int, timeout_s: float = 120.0) -> None:
+        deadline = time.time() + timeout_s
+        while self.qhw() < seq:
+            self.poll()
+            if time.time() > deadline:
+                raise SparkRuntimeError(f"the shared query did not reach seq {seq} in "
+                                        f"{timeout_s:.0f}s (at {self.qhw()})", task=QUERY)
+            time.sleep(0.1)
+
+    def wait_stopped(self, timeout_s: float = 120.0) -> None:
+        """Nothing drains on this engine: removed tasks are freed at their cut."""
+
+    # --- reporting ---------------------------------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        """Live tasks (sources count as generated streams, not tasks); never any paused."""
+        live = sum(1 for t in self.deployment.tasks.values()
+                   if t.end is None and t.kind != "source")
+        active = 1 if self.query is not None and self.query.isActive else 0
+        return {"running_tasks": live, "paused_tasks": 0, "queries": active}
+
+    def ledger(self) -> dict[str, Any]:
+        return {"mode": self.mode, "unmerge": self.unmerge, "merge": self.merge,
+                "engine": "inplace", "shards": self.shards, "t0": self.t0, "rate": self.rate,
+                "limit": self.limit, "data_dir": self.data_dir, "opts": self.opts,
+                "tasks": self.tasks, "dags": self.dags, "log": self.log}
+
+    def save_ledger(self) -> Path:
+        path = self.root / "ledger.json"
+        write_json(path, self.ledger())
+        with self.lock:
+            write_json(self.root / "deployment.json", self.deployment.as_dict())
+        return path
+
+    def close(self, *, clean: bool = False) -> None:
+        if self.query is not None:
+            deadline = time.time() + 10
+            while self.handler is not None and self.handler.in_batch and time.time() < deadline:
+                time.sleep(0.05)
+            try:
+                self.query.stop()
+            except Exception:  # noqa: BLE001 - best effort
+                pass
+        self.save_ledger()
+        if clean:
+            import shutil
+
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _action(a: Any) -> dict[str, Any]:
+    return {"action": type(a).__name__.lower(), **{k: v for k, v in vars(a).items()}}
