@@ -17,7 +17,7 @@ from reuse.runtime import SparkRuntimeError
 from reuse.runtime.accounting import reference_records
 from reuse.runtime.deploy import Deployment, End, Free, Move, Start
 from reuse.runtime.execution import digest
-from reuse.runtime.planners import DefaultPlanner, Placement, ReusePlanner, Removal
+from reuse.runtime.planners import DefaultPlanner, Placement, Removal, ReusePlanner
 from reuse.runtime.policy import LIVE_MODES, Merge, Mode, Policy, Unmerge, live_policy
 from reuse.runtime.shard import run_shard
 from reuse.testing import riot_flows
@@ -28,7 +28,7 @@ def chain(dag: str, *types: str, src: str = "S") -> Any:
     tasks += [{"id": f"t{i}", "type": t, "config": {}} for i, t in enumerate(types)]
     tasks.append({"id": "out", "type": "Sink", "config": "sink"})
     ids = [t["id"] for t in tasks]
-    return parse_dataflow({"id": dag, "tasks": tasks, "streams": list(zip(ids, ids[1:]))})
+    return parse_dataflow({"id": dag, "tasks": tasks, "streams": list(zip(ids, ids[1:], strict=False))})
 
 
 # --- policy ----------------------------------------------------------------------------------
@@ -214,7 +214,7 @@ def test_shards_compute_what_the_reference_does(mode: str) -> None:
             3: lambda: remove("clean-kalman-sys", 31),
             4: lambda: dep.move(next(iter(dep.tasks)), 1 - dep.tasks[next(iter(dep.tasks))].shard)}
     bounds = [0, 7, 16, 29, 33, 41, 52]
-    for n, (lo, hi) in enumerate(zip(bounds, bounds[1:])):
+    for n, (lo, hi) in enumerate(zip(bounds, bounds[1:], strict=False)):
         if n in plan:
             plan[n]()
         epoch = dep.claim(lo, hi)
