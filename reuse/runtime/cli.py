@@ -83,8 +83,9 @@ def add_parsers(subparsers: Any) -> None:
                         "rest until their next hand-over); inplace frees removed tasks at the cut")
     r.add_argument("--shards", type=int, default=None,
                    help="inplace: partitions of the shared query (default: Spark's cores)")
-    r.add_argument("--max-events", type=int, default=0,
-                   help="inplace: at most this many source seq per batch (0 = no bound)")
+    r.add_argument("--max-events", type=int, default=None,
+                   help="inplace: at most this many source seq per batch (default: two "
+                        "triggers' worth; 0 = no bound)")
     r.add_argument("--step-seconds", type=float, default=60.0)
     r.add_argument("--warmup-seconds", type=float, default=10.0,
                    help="sources run this long before step 1, unmeasured (JVM warm-up)")

@@ -25,9 +25,10 @@ the shard of the largest, at the frontier; task state lives with the task, not t
 move is exact. The price: one unit's work is capped by what one core can do.
 
 Load balance: a new unit goes to the least loaded shard; after each change, if moving one whole
-unit from the most to the least loaded shard lowers the maximum load, it moves (at most one move
-per change, so a trace's moves stay few). Load is the sum of task weights (1 per task unless the
-caller gives per-type weights).
+unit from the most to the least loaded shard lowers the maximum load by more than ``margin``
+(5%), it moves (at most one move per change, so a trace's moves stay few). Load is the sum of
+task weights: 1 per task unless the caller weighs them (the inplace engine weighs each task by
+its measured CPU per event, and rebalances as the measurements come in).
 """
 
 from __future__ import annotations
@@ -127,24 +128,27 @@ class Deployment:
     shards
         Number of shards (partitions of the shared query), at least 1.
     weight
-        Load of one task from its type (default 1 for every task but sources, which are 0).
+        Load of one deployed task (default 1 for every task but sources, which are 0); the
+        inplace engine passes each task's measured CPU per event.
     """
 
-    def __init__(self, shards: int, weight: Callable[[str, str], float] | None = None) -> None:
+    def __init__(self, shards: int,
+                 weight: Callable[[DeployedTask], float] | None = None) -> None:
         if not isinstance(shards, int) or shards < 1:
             raise SparkRuntimeError(f"shards must be a positive integer, got {shards!r}")
         self.shards = shards
-        self._weight = weight or (lambda type_name, kind: 0.0 if kind == "source" else 1.0)
+        self._weight = weight or (lambda t: 0.0 if t.kind == "source" else 1.0)
         self.tasks: dict[str, DeployedTask] = {}
         self.version = 0
         self.frontier = 0
         self.history: list[Action] = []
+        self.margin = 0.05
 
     # --- queries -----------------------------------------------------------------------------
 
     def load(self, shard: int) -> float:
         """Sum of the weights of the live tasks in ``shard``."""
-        return sum(self._weight(t.type, t.kind) for t in self.tasks.values()
+        return sum(self._weight(t) for t in self.tasks.values()
                    if t.shard == shard and t.end is None)
 
     def loads(self) -> list[float]:
@@ -231,7 +235,7 @@ class Deployment:
             shard = self.tasks[next(iter(u))].shard
             if u & set(old_shards):
                 touched[shard] = touched.get(shard, 0.0) + sum(
-                    self._weight(self.tasks[x].type, self.tasks[x].kind) for x in u)
+                    self._weight(self.tasks[x]) for x in u)
         if touched:
             target = max(sorted(touched), key=lambda s: touched[s])
         else:
@@ -330,10 +334,12 @@ class Deployment:
         for u in self.units():
             if self.tasks[next(iter(u))].shard != hi:
                 continue
-            w = sum(self._weight(self.tasks[x].type, self.tasks[x].kind) for x in u
-                    if self.tasks[x].end is None)
+            w = sum(self._weight(self.tasks[x]) for x in u if self.tasks[x].end is None)
             new_max = max(loads[hi] - w, loads[lo] + w)
-            if w > 0 and new_max < loads[hi] and (best is None or new_max < best[0]):
+            # a move must lower the largest load by a clear margin, so that measured loads
+            # that wobble do not send a unit back and forth
+            if w > 0 and new_max < (1 - self.margin) * loads[hi] and (
+                    best is None or new_max < best[0]):
                 best = (new_max, u)
         if best is None:
             return []

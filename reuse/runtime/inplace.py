@@ -18,8 +18,9 @@ One batch:
 3. ``mapInPandas`` runs :func:`reuse.runtime.shard.run_shard` once per shard, in Spark's Python
    workers, in parallel: each shard generates its source events, runs its tasks parents-first
    and returns sink records, new task states and each task's CPU time.
-4. The driver writes the sink records under names fixed by the batch id, then the task states
-   (``ckpt/<query>/tstate/<batch>.json``) and a line of batch statistics (``batches.jsonl``).
+4. Each shard writes its sink records under names fixed by the batch id; the driver then
+   writes the task states (``ckpt/<query>/tstate/<batch>.json``) and a line of batch
+   statistics (``batches.jsonl``).
 
 Exactly once. A batch re-run after a restart gets the same range from the offset log, the same
 states (those saved after the batch before it) and, for every ``seq`` below the frontier, the
@@ -134,12 +135,18 @@ class TickDataSource(DataSource):
 # --- one batch ---------------------------------------------------------------------------------
 
 def _worker(epoch: Epoch, states: dict[str, Any], opts: dict[str, Any], t0: int, rate: float,
+            sinks_dir: str, key: str,
             ) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
+    """The shards' work, run by Spark's Python workers. Each shard writes its sink records
+    itself (``<sinks_dir>/<task>/<key>.jsonl``, atomically, under a name fixed by the batch, so a
+    re-run overwrites): moving them through Spark to the driver cost more than the tasks.
+    The run directory must therefore be reachable from the executors, as on one machine."""
     shards = epoch.shards
 
     def fn(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         import pandas as pd
 
+        from reuse.runtime.bus import safe_name
         from reuse.runtime.shard import encode_rows, run_shard
 
         rows: list[tuple[int, str, str, str]] = []
@@ -150,7 +157,13 @@ def _worker(epoch: Epoch, states: dict[str, Any], opts: dict[str, Any], t0: int,
                     continue
                 mine = {t["id"]: states[t["id"]] for t in tasks if t["id"] in states}
                 res = run_shard(tasks, int(lo), int(hi), mine, opts, t0=t0, rate=rate)
-                rows += encode_rows(int(shard), res, int(lo), int(hi))
+                for task, lines in res["sinks"].items():
+                    d = Path(sinks_dir) / safe_name(task)
+                    d.mkdir(parents=True, exist_ok=True)
+                    tmp = d / f".{key}.{os.getpid()}.tmp"
+                    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+                    os.replace(tmp, d / f"{key}.jsonl")
+                rows += encode_rows(int(shard), {**res, "sinks": {}}, int(lo), int(hi))
         yield pd.DataFrame(rows, columns=["shard", "kind", "name", "text"])
 
     return fn
@@ -225,18 +238,12 @@ class ShardHandler:
         shard_cpu: dict[int, float] = {}
         events = 0
         if not epoch.empty and hi > lo:
-            rows = df.mapInPandas(_worker(epoch, states, self.engine.opts, self.engine.t0,
-                                          self.engine.rate),
-                                  "shard int, kind string, name string, text string").collect()
             key = f"{self.engine.launch:06d}-{batch_id:09d}"
-            for shard, kind, name, text in rows:
-                if kind == "sink":
-                    d = self.root / "sinks" / _safe(name)
-                    d.mkdir(parents=True, exist_ok=True)
-                    tmp = d / f".{key}.tmp"
-                    tmp.write_text(text, encoding="utf-8")
-                    os.replace(tmp, d / f"{key}.jsonl")
-                elif kind == "state":
+            rows = df.mapInPandas(_worker(epoch, states, self.engine.opts, self.engine.t0,
+                                          self.engine.rate, str(self.root / "sinks"), key),
+                                  "shard int, kind string, name string, text string").collect()
+            for shard, kind, _name, text in rows:
+                if kind == "state":
                     new_states.update(json.loads(text))
                 else:
                     st = json.loads(text)
@@ -247,6 +254,7 @@ class ShardHandler:
                                     "version": epoch.version})
         self.processed = max(self.processed, hi)
         self.batches += 1
+        self.engine.observe(cpu, hi - lo)
         wall = time.time() - t_start
         self.busy_s += wall
         stats = {"batch": batch_id, "lo": lo, "hi": hi, "version": epoch.version,
@@ -256,12 +264,6 @@ class ShardHandler:
                  "task_cpu_s": {k: round(v, 6) for k, v in cpu.items()}}
         with open(self.root / "batches.jsonl", "a", encoding="utf-8") as fh:
             fh.write(json.dumps(stats, separators=(",", ":")) + "\n")
-
-
-def _safe(name: str) -> str:
-    from reuse.runtime.bus import safe_name
-
-    return safe_name(name)
 
 
 # --- the engine --------------------------------------------------------------------------------
@@ -285,15 +287,18 @@ class InplaceRuntime:
     rate, trigger_s, t0_ms, limit, data_dir, pi_iterations, record
         As for :class:`~reuse.runtime.runtime.Runtime`.
     max_events
-        At most this many source ``seq`` per batch (0: no bound).
+        At most this many source ``seq`` per batch (0: no bound; default: two triggers' worth),
+        so a backlog is worked off in batches of bounded size instead of ever larger ones.
+    rebalance_s
+        How often :meth:`poll` rebalances the shards by the tasks' measured CPU (0: never).
     """
 
     def __init__(self, spark: SparkSession, root: str | Path, *, mode: str = "reuse",
                  shards: int | None = None, rate: float = 10.0, trigger_s: float = 2.0,
                  data_dir: str | None = None, pi_iterations: int = 1600,
                  t0_ms: int | None = None, limit: int | None = None, record: str = "digest",
-                 max_events: int = 0,
-                 weight: Callable[[str, str], float] | None = None, **_ignored: Any) -> None:
+                 max_events: int | None = None, rebalance_s: float = 10.0,
+                 **_ignored: Any) -> None:
         self.policy = Policy.of(mode, "inplace")
         self.mode, self.merge, self.unmerge = (self.policy.mode.value, "inplace", "free")
         self.spark = spark
@@ -307,10 +312,16 @@ class InplaceRuntime:
                      "record": record, "limit": limit}
         self.t0 = int(t0_ms if t0_ms is not None else time.time() * 1000)
         self.limit = limit
-        self.max_events = int(max_events)
+        self.max_events = (int(max_events) if max_events is not None
+                           else max(1, round(2 * self.rate * self.trigger_s)))
         n = shards if shards is not None else int(spark.sparkContext.defaultParallelism)
         self.planner: Planner = make_planner(self.policy.shares)
-        self.deployment = Deployment(n, weight)
+        # measured CPU seconds per source seq, per task (EWMA over batches), and per type
+        self.cost: dict[str, float] = {}
+        self.type_cost: dict[str, float] = {}
+        self.deployment = Deployment(n, self._weight)
+        self.rebalance_s = float(rebalance_s)
+        self._balanced_at = time.time()
         self.shards = n
         self.lock = threading.RLock()
         self.tasks: dict[str, dict[str, Any]] = {}
@@ -321,6 +332,29 @@ class InplaceRuntime:
         self.start_seq = 0
         self.query: StreamingQuery | None = None
         self.handler: ShardHandler | None = None
+
+    def _weight(self, t: Any) -> float:
+        """A task's load: its measured CPU per seq, else its type's, else one unit's worth
+        (the mean measured cost, or 1 before anything is measured)."""
+        if t.kind == "source":
+            return 0.0
+        if t.id in self.cost:
+            return self.cost[t.id]
+        if t.type in self.type_cost:
+            return self.type_cost[t.type]
+        return (sum(self.cost.values()) / len(self.cost)) if self.cost else 1.0
+
+    def observe(self, task_cpu: dict[str, float], seqs: int) -> None:
+        """Fold one batch's per-task CPU into the cost estimates (called by the handler)."""
+        if seqs <= 0:
+            return
+        with self.lock:
+            for tid, c in task_cpu.items():
+                per = c / seqs
+                self.cost[tid] = per if tid not in self.cost else 0.7 * self.cost[tid] + 0.3 * per
+                d = self.tasks.get(tid)
+                if d is not None:
+                    self.type_cost[d["type"]] = self.cost[tid]
 
     # --- clock and cuts --------------------------------------------------------------------------
 
@@ -442,9 +476,17 @@ class InplaceRuntime:
     # --- upkeep ------------------------------------------------------------------------------------
 
     def poll(self) -> None:
-        """Surface a failure of the shared query as a one-line error."""
+        """Surface a failure of the shared query as a one-line error; every ``rebalance_s``
+        rebalance the shards by measured CPU (one move at most, at the frontier)."""
         if self.query is None:
             return
+        if self.rebalance_s > 0 and time.time() - self._balanced_at > self.rebalance_s:
+            self._balanced_at = time.time()
+            with self.lock:
+                actions = self.deployment.rebalance()
+            if actions:
+                self.log.append({"event": "rebalance", "actions": [_action(a) for a in actions],
+                                 "loads": self.deployment.loads(), "ms": time.time() * 1000})
         exc = self.query.exception()
         if exc is not None:
             raise SparkRuntimeError(f"query failed: {str(exc).splitlines()[0][:300]}",

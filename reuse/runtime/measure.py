@@ -144,6 +144,37 @@ class SinkTail:
         return out
 
 
+    def new_latencies(self, per_file: int = 200) -> tuple[int, list[float]]:
+        """``(records, latencies)`` of the new record files, cheaply: every record is counted,
+        but only about ``per_file`` lines of a file are parsed; each parsed latency stands for
+        the lines skipped after it (so percentiles keep each file's weight). Measuring must
+        not cost the run more than the work it measures: at 300 events/s a RIoT peak writes
+        tens of thousands of records a second."""
+        import orjson
+
+        count = 0
+        lat: list[float] = []
+        if not self.dir.is_dir():
+            return count, lat
+        for sub in os.listdir(self.dir):
+            d = self.dir / sub
+            for name in os.listdir(d):
+                if not name.endswith(".jsonl") or name.startswith("."):
+                    continue
+                path = f"{sub}/{name}"
+                if path in self.seen:
+                    continue
+                self.seen.add(path)
+                lines = [ln for ln in (d / name).read_bytes().splitlines() if ln]
+                count += len(lines)
+                stride = max(1, len(lines) // per_file)
+                for i in range(0, len(lines), stride):
+                    r = orjson.loads(lines[i])
+                    if r.get("ts") is not None:
+                        lat.extend([r["o"] - r["ts"]] * min(stride, len(lines) - i))
+        return count, lat
+
+
 def percentile(values: list[float], q: float) -> float | None:
     """Nearest-rank percentile (``None`` for no values).
 

@@ -95,8 +95,7 @@ def run_trace(runtime: Any, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
             t1 = time.time()
             cpu1 = meter.total(by_category=True)
             b1 = runtime.bound()
-            recs = tail.new_records()
-            lat = [r["o"] - r["ts"] for r in recs if r.get("ts") is not None]
+            n_out, lat = tail.new_latencies()
             n_src = len(runtime.sources)
             dcpu = {k: cpu1.get(k, 0.0) - cpu0.get(k, 0.0) for k in cpu1}
             total = sum(dcpu.values())
@@ -108,7 +107,7 @@ def run_trace(runtime: Any, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
                    "cores_steady": None if steady is None else round(steady, 4),
                    "p50_latency_ms": _r(percentile(lat, 50)),
                    "p99_latency_ms": _r(percentile(lat, 99)),
-                   "events_in": (b1 - b0) * n_src, "events_out": len(recs),
+                   "events_in": (b1 - b0) * n_src, "events_out": n_out,
                    "lost": None, "duplicated": None,
                    "cut": info.get("J", info.get("R")), "op_seconds": round(op_s, 3),
                    "cpu_driver": round(dcpu.get("driver", 0.0), 3),
@@ -178,7 +177,7 @@ def write_rows(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) 
 def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os.PathLike[str],
              mode: str = "reuse", unmerge: str | None = None, merge: str = "inplace",
              policy: Policy | str | None = None, shards: int | None = None,
-             max_events: int = 0, ui: bool = False, step_seconds: float = 60.0,
+             max_events: int | None = None, ui: bool = False, step_seconds: float = 60.0,
              master: str = "local[2]", cluster_dir: str | os.PathLike[str] | None = None,
              bus: str = "file", rate: float = 10.0, trigger_s: float = 2.0,
              pi_iterations: int = 1600, defrag_every: int = 0, warmup_s: float = 10.0,

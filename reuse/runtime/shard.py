@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from reuse.runtime.execution import cached_task, record, source_event
+from reuse.runtime.execution import cached_task, record, record_line, source_event
 
 __all__ = ["run_shard"]
 
@@ -33,7 +33,8 @@ def run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
     Returns
     -------
     dict
-        ``sinks``: task -> sink records (sink tasks, and recorded leaf tasks); ``states``: the
+        ``sinks``: task -> sink records as JSON lines (sink tasks, and recorded leaf tasks);
+        ``states``: the
         new state of every stateful task that is still deployed; ``cpu``: task -> CPU seconds
         spent in it; ``events``: source events generated.
     """
@@ -41,7 +42,7 @@ def run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
     full = opts.get("record") == "full"
     data_dir = str(opts.get("data_dir") or "")
     outputs: dict[str, list[dict[str, Any]]] = {}
-    sinks: dict[str, list[dict[str, Any]]] = {}
+    sinks: dict[str, list[str]] = {}
     new_states: dict[str, Any] = {}
     cpu: dict[str, float] = {}
     generated = 0
@@ -67,19 +68,19 @@ def run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
             merged.extend(outputs.get(p, ()))
         merged.sort(key=lambda e: e["seq"])
         out: list[dict[str, Any]] = []
-        recs: list[dict[str, Any]] = []
+        recs: list[str] = []
         is_sink = t["kind"] == "sink"
         for ev in merged:
             if not a <= ev["seq"] < b:
                 continue
             res = task.process(ev)
             if is_sink:
-                recs.append(record(ev, clock(), full))
+                recs.append(_line(ev, clock(), full))
             else:
                 out.extend(res)
                 if t["record"] and res:
                     now = clock()
-                    recs.extend(record(r, now, full) for r in res)
+                    recs.extend(_line(r, now, full) for r in res)
         outputs[tid] = out
         if recs:
             sinks[tid] = recs
@@ -89,11 +90,16 @@ def run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
     return {"sinks": sinks, "states": new_states, "cpu": cpu, "events": generated}
 
 
+def _line(ev: Mapping[str, Any], now: float, full: bool) -> str:
+    if full:
+        return json.dumps(record(ev, now, True), separators=(",", ":"))
+    return record_line(ev, now)
+
+
 def encode_rows(shard: int, res: Mapping[str, Any], lo: int, hi: int,
                 ) -> list[tuple[int, str, str, str]]:
     """The rows a shard returns to the driver: ``(shard, kind, name, text)``."""
-    rows = [(shard, "sink", k, "\n".join(json.dumps(r, separators=(",", ":")) for r in v) + "\n")
-            for k, v in res["sinks"].items()]
+    rows = [(shard, "sink", k, "\n".join(v) + "\n") for k, v in res["sinks"].items()]
     rows.append((shard, "state", "", json.dumps(res["states"], separators=(",", ":"))))
     rows.append((shard, "stats", "", json.dumps(
         {"cpu": res["cpu"], "events": res["events"], "lo": lo, "hi": hi}, separators=(",", ":"))))

@@ -7,6 +7,7 @@ sink outputs the reference computes from the same windows.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
@@ -223,7 +224,7 @@ def test_shards_compute_what_the_reference_does(mode: str) -> None:
             res = run_shard(tasks, lo, hi, mine, opts, t0=0, rate=10.0, now_ms=lambda: 0.0)
             states.update(res["states"])
             for tid, recs in res["sinks"].items():
-                seen.setdefault(tid, []).extend(recs)
+                seen.setdefault(tid, []).extend(json.loads(x) for x in recs)
     assert any(isinstance(a, Move) for a in dep.history)
     ref = reference_records(_ledger(ledger_tasks, dags, opts), bounds[-1])
     assert ref and all(sum(c.values()) > 0 for c in ref.values())

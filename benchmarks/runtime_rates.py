@@ -1,0 +1,199 @@
+"""The cost curve: cores, latency and backlog at the SEQ peak, per live mode and source rate.
+
+For each (mode, rate) cell, in its own Python process and JVM: start a local[2] session, submit
+every DAG of the workload in the SEQ trace's order (the query-per-DAG engines with a short ramp,
+since each submit starts a query), let the peak settle, then measure over ``--window`` seconds:
+
+- ``cores``: CPU of the whole run (driver, JVM, Python workers) / wall seconds;
+- ``p50_ms`` / ``p99_ms``: source-to-sink latency of the sink records written in the window;
+- ``backlog``: source ``seq`` emitted but not yet processed by the slowest query, at the start
+  and the end of the window. A rate is *sustained* when the backlog does not grow by more than
+  two triggers' worth over the window and p99 latency stays under 5 s.
+
+``--max-rate`` then searches (doubling, then bisecting) the highest sustained rate of the
+inplace modes. Beside every cell the floor (``benchmarks/limit.py``) gives the cores the same
+work needs in one plain Python process.
+
+Run: ``.venv/bin/python benchmarks/runtime_rates.py --workload riot --rates 10,100,300,1000
+--modes default,reuse,reuse-relaunch-lazy,reuse-inplace,default-inplace --json out.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+
+def backlog(rt: Any) -> int:
+    """Emitted but unprocessed source seq of the slowest query (0 when all caught up)."""
+    b = rt.bound()
+    if hasattr(rt, "deployment"):
+        return max(0, b - rt.qhw())
+    qs = [n for n, q in rt.queries.items() if q.kind == "partial" and q.status == "running"]
+    return max([0] + [b - rt.qhw(n) for n in qs])
+
+
+def cell(mode: str, rate: float, args: argparse.Namespace) -> dict[str, Any]:
+    from runtime_seq_peak import workload
+
+    from reuse.runtime.inplace import InplaceRuntime
+    from reuse.runtime.measure import CpuMeter, SinkTail, percentile
+    from reuse.runtime.policy import live_policy
+    from reuse.runtime.runtime import Runtime
+    from reuse.runtime.session import get_session, stop_session
+    from reuse.traces import seq_trace
+
+    flows = workload(args.workload, args.n)
+    pol = live_policy(mode)
+    order = [op.dag for op in seq_trace([f.id for f in flows], seed=1) if op.op == "submit"]
+    by_id = {f.id: f for f in flows}
+    spark = get_session("local[2]")
+    root = Path(tempfile.mkdtemp(prefix=f"rates-{mode}-"))
+    meter = CpuMeter().start()
+    tail = SinkTail(root)
+    common = {"rate": rate, "trigger_s": args.trigger, "pi_iterations": args.pi_iterations}
+    if pol.engine == "inplace":
+        rt: Any = InplaceRuntime(spark, root, mode=pol.mode.value, **common)
+    else:
+        rt = Runtime(spark, root, mode=pol.mode.value, merge=pol.merge.value,
+                     unmerge=pol.unmerge.value, **common)
+    out: dict[str, Any] = {"mode": mode, "rate": rate}
+    try:
+        rt.start_sources(sorted({f.task(s).type for f in flows for s in f.sources}))
+        t_ramp = time.time()
+        for dag in order:
+            rt.submit(by_id[dag])
+            rt.poll()
+            if pol.engine != "inplace":
+                time.sleep(args.ramp_step)
+        out["ramp_s"] = round(time.time() - t_ramp, 1)
+        if pol.engine != "inplace":
+            rt.wait_stopped(timeout_s=300)
+        time.sleep(args.settle)
+        tail.new_latencies()
+        b0 = backlog(rt)
+        c0, t0 = meter.total(by_category=True), time.time()
+        while time.time() < t0 + args.window:
+            rt.poll()
+            time.sleep(0.5)
+        c1, t1 = meter.total(by_category=True), time.time()
+        b1 = backlog(rt)
+        n_out, lat = tail.new_latencies()
+        by = {k: round((c1[k] - c0.get(k, 0.0)) / (t1 - t0), 3) for k in c1}
+        p99 = percentile(lat, 99)
+        grew = b1 - b0
+        out.update({"cores": round(sum(by.values()), 3), "by_process": by,
+                    "outputs": n_out, "p50_ms": percentile(lat, 50), "p99_ms": p99,
+                    "backlog_start": b0, "backlog_end": b1, **rt.counts(),
+                    "sustained": n_out > 0 and grew <= 2 * args.trigger * rate
+                    and p99 is not None and p99 < 5000})
+    finally:
+        meter.stop()
+        rt.close()
+        stop_session(spark)
+    return out
+
+
+def _child(mode: str, rate: float) -> dict[str, Any]:
+    cmd = [sys.executable, *sys.argv, "--only", f"{mode}@{rate}"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    result = None
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("RESULT "):
+            result = json.loads(line[7:])
+        else:
+            print(line, end="", flush=True)
+    if proc.wait() != 0 or result is None:
+        return {"mode": mode, "rate": rate, "failed": True}
+    return result
+
+
+def show(r: dict[str, Any], floor: dict[str, Any] | None) -> None:
+    if r.get("failed"):
+        print(f"  {r['mode']:>20} @ {r['rate']:>6g}/s: FAILED", flush=True)
+        return
+    fl = ""
+    if floor:
+        key = "reuse" if r["mode"].startswith("reuse") else "default"
+        per_seq = floor[key]["ms_per_seq"] / 1000
+        fl = f", floor {per_seq * r['rate']:.3f} ({r['cores'] / (per_seq * r['rate']):.1f}x)"
+    print(f"  {r['mode']:>20} @ {r['rate']:>6g}/s: {r['cores']:.3f} cores{fl}, "
+          f"p50 {r['p50_ms']} ms, p99 {r['p99_ms']} ms, backlog {r['backlog_start']} -> "
+          f"{r['backlog_end']}, {r['queries']} queries, sustained {r['sustained']}", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--workload", choices=["riot", "opmw"], default="riot")
+    ap.add_argument("--n", type=int, default=None)
+    ap.add_argument("--rates", default="10,100,300,1000")
+    ap.add_argument("--modes", default="default,reuse,reuse-relaunch-lazy,reuse-inplace,"
+                                       "default-inplace")
+    ap.add_argument("--skip", default="", help="mode@rate cells not to run, comma separated")
+    ap.add_argument("--trigger", type=float, default=2.0)
+    ap.add_argument("--pi-iterations", type=int, default=1600)
+    ap.add_argument("--ramp-step", type=float, default=1.0)
+    ap.add_argument("--settle", type=float, default=20.0)
+    ap.add_argument("--window", type=float, default=60.0)
+    ap.add_argument("--max-rate", default="", help="modes to search the highest sustained "
+                                                     "rate for (e.g. reuse-inplace,default-inplace)")
+    ap.add_argument("--floor-seqs", type=int, default=600)
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--only", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.only:
+        mode, rate = args.only.split("@")
+        print("RESULT " + json.dumps(cell(mode, float(rate), args)), flush=True)
+        return
+    from limit import floors
+
+    floor = floors(args.workload, args.floor_seqs, args.pi_iterations)
+    print(f"{args.workload} floor: Default {floor['default']['ms_per_seq']} ms/seq, Reuse "
+          f"{floor['reuse']['ms_per_seq']} ms/seq", flush=True)
+    res: dict[str, Any] = {"args": vars(args), "floor": floor, "cells": [], "max_rate": {}}
+    skip = set(filter(None, args.skip.split(",")))
+    for rate in [float(x) for x in args.rates.split(",")]:
+        for mode in args.modes.split(","):
+            if f"{mode}@{rate:g}" in skip:
+                continue
+            r = _child(mode, rate)
+            res["cells"].append(r)
+            show(r, floor)
+            if args.json:
+                Path(args.json).write_text(json.dumps(res, indent=1))
+    for mode in filter(None, args.max_rate.split(",")):
+        ok, bad = 0.0, None
+        rate = 250.0
+        probes = []
+        while len(probes) < 6:
+            r = _child(mode, rate)
+            probes.append(r)
+            show(r, floor)
+            if r.get("sustained"):
+                ok = rate
+            else:
+                bad = rate
+            if bad is None:
+                rate *= 2
+            elif bad - ok <= max(50.0, 0.1 * ok):
+                break
+            else:
+                rate = round((ok + bad) / 2 / 10) * 10
+        res["max_rate"][mode] = {"sustained": ok, "failed_at": bad, "probes": probes}
+        print(f"  {mode}: highest sustained rate {ok:g}/s (not at {bad})", flush=True)
+        if args.json:
+            Path(args.json).write_text(json.dumps(res, indent=1))
+
+
+if __name__ == "__main__":
+    main()
