@@ -14,6 +14,7 @@ Latency: sink record output time minus the source event's nominal emit time ``ts
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 from collections.abc import Iterable
@@ -176,15 +177,21 @@ class SinkTail:
 
 
 def percentile(values: list[float], q: float) -> float | None:
-    """Nearest-rank percentile (``None`` for no values).
+    """Nearest-rank percentile: the smallest value with at least ``q`` % of the values at or
+    below it (``None`` for no values).
+
+    No interpolation: the result is always one of the measured latencies, so a p99 over 100
+    records is the 99th smallest, not the maximum. The rank is ``ceil(q * n / 100)``, at least 1
+    (``q = 0`` gives the minimum); a tiny slack keeps float noise in a fractional ``q``
+    (``2.2 * 1500 / 100`` is ``33.00000000000001``) from moving an exact rank up by one.
 
     Examples
     --------
-    >>> percentile([1, 2, 3, 4], 50), percentile([], 99)
-    (2, None)
+    >>> percentile([1, 2, 3, 4], 50), percentile([1, 2, 3, 4], 75), percentile([], 99)
+    (2, 3, None)
     """
     if not values:
         return None
     s = sorted(values)
-    k = max(0, min(len(s) - 1, int(round(q / 100 * len(s) + 0.5)) - 1))
-    return s[k]
+    rank = math.ceil(q * len(s) / 100 - 1e-9)
+    return s[min(len(s), max(1, rank)) - 1]
