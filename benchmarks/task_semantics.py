@@ -207,9 +207,9 @@ def parse_table(data: Path) -> None:
         events, obs = parsed(src, cfg, data)
         id_field = cfg["SenMLParse"]["id_field"]
         kept = sum(1 for o in obs if o["obs"] == id_field)
-        print(f"{src:5} {len(obs) / len(events):.1f} per message, of which the id field "
-              f"'{id_field}' {kept / len(events):.1f}; distinct id values emitted: "
-              f"{len({o['value'] for o in obs if o['obs'] == id_field})}")
+        distinct = len({o["value"] for o in obs if o["obs"] == id_field})
+        print(f"{src:5} {len(obs) / len(events):.1f} obs/message; id field {id_field!r}: "
+              f"{kept / len(events):.1f}/message, {distinct} distinct")
 
 
 def main() -> None:
