@@ -14,7 +14,7 @@ __all__ = ["add_parsers"]
 
 
 def cmd_dags(args: argparse.Namespace) -> int:
-    flows = load_workload(args.workload, all_usable=args.all)
+    flows = load_workload(args.workload, all_usable=args.all, keying=args.keying)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for f in flows:
@@ -46,6 +46,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     d = sub.add_parser("dags", help="write a workload's dataflows as JSON files")
     d.add_argument("--workload", required=True, choices=sorted(WORKLOADS))
     d.add_argument("--all", action="store_true", help="OPMW: every usable template, not 35")
+    d.add_argument("--keying", choices=["field", "sensor"], default="field",
+                   help="riot: stateful tasks keep state per field (default) or per sensor and "
+                        "field, as RIoTBench's bolts do")
     d.add_argument("--out", required=True, help="directory to write <id>.json files into")
     d.set_defaults(func=cmd_dags)
 

@@ -48,3 +48,19 @@ def test_unknown_workload_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as info:
         main(["dags", "--workload", "nope", "--out", "x"])
     assert info.value.code == 2
+
+
+def test_dags_keying_sensor(tmp_path, capsys):
+    """``--keying sensor``: the same 21 DAGs, every keyed stateful task per (sensor, field)."""
+    import json
+    out = tmp_path / "s"
+    assert main(["dags", "--workload", "riot", "--keying", "sensor", "--out", str(out)]) == 0
+    groups = [t["config"]["group_by"] for f in out.glob("*.json")
+              for t in json.loads(f.read_text())["tasks"]
+              if isinstance(t["config"], dict) and "group_by" in t["config"]]
+    assert len(list(out.glob("*.json"))) == 21 and groups
+    assert all(g == ["sensor", "obs"] for g in groups)
+    capsys.readouterr()
+    assert main(["dags", "--workload", "opmw", "--keying", "sensor", "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "riot workload only" in err

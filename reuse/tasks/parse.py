@@ -45,7 +45,10 @@ class SenMLParse(Task):
 
     Config keys: ``id_field`` (the field that identifies the sensor, ``PARSE.ID_FIELD_SCHEMA``),
     ``meta_fields`` (``PARSE.META_FIELD_SCHEMA``: carried in ``meta``, not emitted),
-    ``fields`` (observed fields to emit, in order: the schema file minus id and meta fields).
+    ``fields`` (observed fields to emit, in order). The workload passes every schema field that
+    is not a meta field, as the original's bolt does, so an id field that is not a meta field
+    (TAXI's ``taxi_identifier``) is emitted as an observation too, beside being ``sensor``.
+    Fields a message lacks are not emitted (the original emits them with a null value).
     Input: an event with ``payload`` (the SenML JSON, optionally prefixed with ``<epoch_ms>,``).
     """
 

@@ -2,13 +2,19 @@
 
 KalmanFilter smooths each series, SlidingLinearRegression fits a line over the last window and
 predicts ahead, BlockWindowAverage averages tumbling windows, DistinctApproxCount estimates the
-number of distinct sensors with a Durand-Flajolet LogLog sketch, and SecondOrderMoment estimates
-the surprise number (sum of squared frequencies) with an AMS sketch. Series are keyed by
-``group_by`` (Storm's fields grouping in RIoTBench).
+number of distinct sensors with RIoTBench's Durand-Flajolet LogLog sketch, and SecondOrderMoment
+estimates the surprise number (sum of squared frequencies) with RIoTBench's estimator (or AMS).
+
+Series are keyed by ``group_by``: ``["sensor", "obs"]`` is the original's state per sensor and
+field (its bolts keep one task object per ``sensorID + obsType``), ``["obs"]`` one series per
+field. The RIoTBench workload sets it from its ``keying`` choice (see
+:func:`reuse.workloads.riotbench.build_dataflows`), so the choice is part of each task's config
+and flows through equivalence, the planner and the runtime like any other parameter.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Iterator
 from typing import Any
@@ -16,6 +22,7 @@ from typing import Any
 from reuse.tasks.base import (
     Event,
     StatefulTask,
+    TaskError,
     as_float,
     derive,
     group_key,
@@ -174,35 +181,76 @@ class SlidingLinearRegression(StatefulTask):
 class DistinctApproxCount(StatefulTask):
     """Durand-Flajolet LogLog estimate of the number of distinct sensor ids seen (1:1).
 
-    ``m = 2**buckets`` registers; an item's 64-bit hash picks a register with its low ``buckets``
-    bits and records the rank of the first 1-bit of the rest; the estimate is
-    ``alpha_m * m * 2**mean(registers)``, ``alpha_m = 0.39701 - (2 pi^2 + ln^2 2) / (48 m)``.
-    Like any LogLog it is biased when far fewer than ``m`` items were seen.
+    The sketch is RIoTBench's, constant for constant, so its estimates equal the original's on
+    the same items: an item's hash ``x`` is the first 4 bytes of its SHA-1 as a little-endian
+    signed 32-bit int (Guava's ``Hashing.sha1().hashString(..).asInt()``); register
+    ``j = x & (m - 1)`` of ``m = 2**buckets`` records the maximum number of trailing zeros of
+    ``x >> buckets`` (arithmetic shift; 31 when that is 0); the estimate is
+    ``int(0.79402 * m * 2**mean(registers))``. The 0.79402 is twice Durand and Flajolet's
+    ``alpha_inf = 0.39701``: their rank counts the first 1-bit from 1, the original counts
+    trailing zeros from 0, one less, which halves ``2**mean``. Registers start at 0, so an empty
+    register weighs like a hit with no trailing zero; with far fewer items than ``m`` (the
+    samples' ~780 ids against m = 1024) this inflates the estimate (measured in
+    ``benchmarks/task_semantics.py``).
+
+    One sketch per task, over every observation's sensor, as the original's bolt keeps one
+    sketch per bolt instance (no per-sensor keying: counting sensors per sensor is meaningless).
     Config keys: ``buckets`` (``AGGREGATE.DISTINCT_APPROX_COUNT.BUCKETS``), ``field`` (the id
-    field; the counted value is the event's ``sensor``). State: the registers.
+    field, for the record; the counted value is the event's ``sensor``). State: the registers.
+
+    Examples
+    --------
+    An empty sketch already estimates ``int(0.79402 * m)``: one item reads as 813 distinct.
+
+    >>> dac = DistinctApproxCount({"buckets": 10, "field": "id"})
+    >>> [dac.process({"sensor": s})[0]["value"] for s in ["a", "a", "b"]]
+    [813.0, 813.0, 813.0]
     """
 
     type_name = "DistinctApproxCount"
 
+    #: Durand-Flajolet's magic number as the original uses it (see the class docstring).
+    ALPHA = 0.79402
+
     def __init__(self, config: Any) -> None:
         super().__init__(config)
         self.k = int(self._cfg("buckets", required=True))
+        if not 1 <= self.k <= 31:
+            raise TaskError(f"DistinctApproxCount: buckets must be in 1..31, got {self.k}")
         self.field: str = self._cfg("field", required=True)
         self.m = 1 << self.k
-        self.alpha = 0.39701 - (2 * math.pi**2 + math.log(2) ** 2) / (48 * self.m)
         self.registers = [0] * self.m
 
+    @staticmethod
+    def hash32(item: str) -> int:
+        """The original's item hash: first 4 SHA-1 bytes, little-endian, signed.
+
+        Examples
+        --------
+        >>> DistinctApproxCount.hash32("a") == 0x37E4F786  # SHA-1("a") starts 86 f7 e4 37
+        True
+        """
+        return int.from_bytes(hashlib.sha1(item.encode("utf-8")).digest()[:4], "little",
+                              signed=True)
+
+    @staticmethod
+    def rho(y: int) -> int:
+        """Trailing zeros of a 32-bit int, 31 for 0 (the original's ``p_countTrailZeros``).
+
+        Examples
+        --------
+        >>> DistinctApproxCount.rho(8), DistinctApproxCount.rho(-4), DistinctApproxCount.rho(0)
+        (3, 2, 31)
+        """
+        return 31 if y == 0 else (y & -y).bit_length() - 1
+
     def add(self, item: str) -> None:
-        h = stable_hash64(item, 7)
-        j = h & (self.m - 1)
-        w = h >> self.k
-        width = 64 - self.k
-        rank = (w & -w).bit_length() if w else width + 1
-        if rank > self.registers[j]:
-            self.registers[j] = rank
+        x = self.hash32(item)
+        j = x & (self.m - 1)
+        self.registers[j] = max(self.registers[j], self.rho(x >> self.k))
 
     def estimate(self) -> float:
-        return self.alpha * self.m * 2 ** (sum(self.registers) / self.m)
+        return float(int(self.ALPHA * self.m * 2 ** (sum(self.registers) / self.m)))
 
     def process(self, event: Event) -> list[Event]:
         self.add(str(event.get("sensor")))
@@ -216,52 +264,87 @@ class DistinctApproxCount(StatefulTask):
 
 
 class SecondOrderMoment(StatefulTask):
-    """AMS estimate of the second frequency moment (surprise number) of observed values (1:1).
+    """Running estimate of the second frequency moment (surprise number) of each series (1:1).
 
-    Keeps at most ``max_map_size`` sampled positions (reservoir sampling with a deterministic
-    hash-based coin); each sample counts the occurrences of its item since it was sampled, and
-    the estimate is ``n * mean(2 c - 1)`` (Alon, Matias, Szegedy). An item is ``obs=value``.
-    Config keys: ``max_map_size`` (``STATISTICS.MOMENT.MAX_HASHMAPSIZE``), optional ``fields``.
-    State: ``n`` and the samples.
+    ``estimator`` "riotbench" (the workload's) is RIoTBench's: a map of at most
+    ``max_map_size`` distinct items with their counts since they entered it; a new item when
+    the map is full evicts a slot chosen uniformly at random (here by a hash of series key and
+    count, so it is deterministic); the estimate is ``n * mean over slots of (2 f - 1)`` with
+    ``n`` the items seen. Two defects of the Java code are not reproduced: it sums over all
+    ``max_map_size`` slots, empty ones too (each adds ``-n``, so the estimate is negative until
+    half the map is used), and it advances its next free slot on repeated items too, which
+    throws ``ArrayIndexOutOfBoundsException`` once a series repeats a value before its map is
+    full. ``estimator`` "ams" is the textbook Alon-Matias-Szegedy estimator instead (reservoir
+    of sampled positions, each counting its item from that position on, ``n * mean(2 c - 1)``),
+    unbiased where the original's overestimates repeated items.
+
+    An item is an observation's numeric value (the original parses floats). Series are keyed
+    by ``group_by`` (the original: sensor and field). Config keys: ``max_map_size``
+    (``STATISTICS.MOMENT.MAX_HASHMAPSIZE``), ``estimator``, optional ``fields``, ``group_by``.
+    Output: the observation with ``value`` = the estimate, ``analytic`` "SOM". State: per series
+    ``n`` and the slots (items and counts).
+
+    Examples
+    --------
+    >>> som = SecondOrderMoment({"max_map_size": 10, "group_by": ["obs"]})
+    >>> [som.process({"obs": "t", "value": v})[0]["value"] for v in [1.0, 1.0, 2.0]]
+    [1.0, 6.0, 6.0]
     """
 
     type_name = "SecondOrderMoment"
+    ESTIMATORS = ("riotbench", "ams")
 
     def __init__(self, config: Any) -> None:
         super().__init__(config)
-        self.size = max(1, int(self._cfg("max_map_size", required=True)))
+        self.size = int(self._cfg("max_map_size", required=True))
+        if self.size < 1:
+            raise TaskError(f"SecondOrderMoment: max_map_size must be >= 1, got {self.size}")
+        self.estimator: str = self._cfg("estimator", "riotbench")
+        if self.estimator not in self.ESTIMATORS:
+            raise TaskError(f"SecondOrderMoment: unknown estimator {self.estimator!r} "
+                            f"(choose from {', '.join(self.ESTIMATORS)})")
         fields = self._cfg("fields")
         self.fields = set(fields) if fields is not None else None
-        self.n = 0
-        self.samples: list[list[Any]] = []
+        self.group_by: list[str] = list(self._cfg("group_by", ["sensor", "obs"]))
+        self.series: dict[str, dict[str, Any]] = {}
 
-    def add(self, item: str) -> None:
-        self.n += 1
-        for s in self.samples:
-            if s[0] == item:
-                s[1] += 1
-        if len(self.samples) < self.size:
-            self.samples.append([item, 1])
-            return
-        u = stable_hash64(f"ams|{self.n}", 3)
-        if u % self.n < self.size:
-            self.samples[stable_hash64(f"slot|{self.n}", 4) % self.size] = [item, 1]
+    def _riotbench(self, key: str, s: dict[str, Any], item: str) -> float:
+        items, freq = s["items"], s["freq"]
+        if item in items:
+            freq[items.index(item)] += 1
+        elif len(items) < self.size:
+            items.append(item)
+            freq.append(1)
+        else:
+            slot = stable_hash64(f"{key}|{s['n']}", 5) % self.size
+            items[slot], freq[slot] = item, 1
+        return float(s["n"] * sum(2 * f - 1 for f in freq) / len(freq))
 
-    def estimate(self) -> float:
-        return self.n * sum(2 * c - 1 for _, c in self.samples) / len(self.samples)
+    def _ams(self, key: str, s: dict[str, Any], item: str) -> float:
+        items, freq, n = s["items"], s["freq"], s["n"]
+        for i, it in enumerate(items):
+            if it == item:
+                freq[i] += 1
+        if len(items) < self.size:
+            items.append(item)
+            freq.append(1)
+        elif stable_hash64(f"ams|{key}|{n}", 3) % n < self.size:
+            slot = stable_hash64(f"slot|{key}|{n}", 4) % self.size
+            items[slot], freq[slot] = item, 1
+        return float(n * sum(2 * c - 1 for c in freq) / len(freq))
 
     def process(self, event: Event) -> list[Event]:
         out = []
-        for obs, val in observations(event).items():
-            if val is None or (self.fields is not None and obs not in self.fields):
-                continue
-            self.add(f"{obs}={val}")
-            out.append(derive(event, obs="SOM", value=self.estimate(), analytic="SOM"))
+        for obs, val in _numeric(event, self.fields):
+            key = group_key(event, obs, self.group_by)
+            s = self.series.setdefault(key, {"n": 0, "items": [], "freq": []})
+            s["n"] += 1
+            add = self._riotbench if self.estimator == "riotbench" else self._ams
+            out.append(derive(event, obs=obs, value=add(key, s, repr(val)), analytic="SOM"))
         return out
 
     def get_state(self) -> Any:
-        return snapshot({"n": self.n, "samples": self.samples})
+        return snapshot({"series": self.series})
 
     def set_state(self, state: Any) -> None:
-        self.n = int(state["n"])
-        self.samples = snapshot(state["samples"])
+        self.series = snapshot(state["series"])

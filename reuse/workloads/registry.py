@@ -39,8 +39,15 @@ def data_dir() -> Path:
 
 
 def load_workload(name: str, *, all_usable: bool = False, seed: int | None = None,
-                  quiet: bool = True) -> list[Dataflow]:
-    """The workload's dataflows, validated and de-dup, in a stable order."""
+                  quiet: bool = True, keying: str = "field") -> list[Dataflow]:
+    """The workload's dataflows, validated and de-dup, in a stable order.
+
+    ``keying`` is the RIoTBench stateful tasks' state keying, "field" or "sensor" (see
+    :func:`reuse.workloads.riotbench.group_by`); OPMW tasks have no state, so it must stay
+    "field" there.
+    """
+    if keying != "field" and name != "riot":
+        raise ReuseError(f"--keying {keying} applies to the riot workload only, not {name!r}")
     if name not in WORKLOADS:
         raise ReuseError(f"unknown workload {name!r} (choose from {', '.join(WORKLOADS)})")
     if name == "riot":
@@ -48,7 +55,7 @@ def load_workload(name: str, *, all_usable: bool = False, seed: int | None = Non
         folder = data_dir() / "riotbench"
         if not folder.is_dir():
             raise ReuseError("RIoTBench data folder is missing (run the set-up)", file=str(folder))
-        dicts = riotbench.build_dataflows(folder)
+        dicts = riotbench.build_dataflows(folder, keying=keying)
     else:
         from reuse.workloads import opmw
         folder = data_dir() / "opmw" / "wings-corpus"

@@ -23,12 +23,14 @@ from typing import Any
 
 from reuse.dataflow import parse_dataflow
 from reuse.equivalence import signatures
+from reuse.errors import ReuseError
 from reuse.tasks.resources import read_properties, read_schema
 from reuse.tasks.sources import SOURCE_FILES
 from reuse.workloads import write_dags
 
 __all__ = [
     "SOURCES",
+    "KEYINGS",
     "PROPERTIES_FILES",
     "source_configs",
     "build_dataflows",
@@ -42,6 +44,13 @@ __all__ = [
 PROPERTIES_FILES = {"SYS": "tasks_CITY.properties", "TAXI": "tasks_TAXI.properties",
                     "FIT": "tasks_FIT.properties"}
 SOURCES = ("SYS", "TAXI", "FIT")
+
+#: How stateful tasks key their state (see :func:`group_by`). "field" is the default.
+KEYINGS = ("field", "sensor")
+
+#: The Bloom filter is trained on every ``BLOOM_TRAIN_STRIDE``-th line of the data file (the even
+#: lines); the odd lines are held out, so the filter meets ids it was not trained on.
+BLOOM_TRAIN_STRIDE = 2
 
 #: The paper's figures for its RIoT workload (Section 5.1 and 5.4).
 PAPER_STATS = {"dags": 21, "tasks": 138, "distinct_types": 19, "min_tasks": 4, "max_tasks": 8,
@@ -87,19 +96,44 @@ def _ranges(value: str) -> dict[str, list[float]]:
     return out
 
 
-def source_configs(src: str, data_dir: str | os.PathLike[str]) -> dict[str, Any]:
+def group_by(keying: str) -> list[str]:
+    """The ``group_by`` of every keyed stateful task for a keying choice.
+
+    ``"sensor"`` is the original's: RIoTBench's bolts keep one task object per ``sensorID +
+    obsType`` (Interpolation, KalmanFilter, SlidingLinearRegression, BlockWindowAverage,
+    SecondOrderMoment). ``"field"`` keeps one series per field over all sensors: the sample files
+    repeat a sensor only ~1.3 times in 1000 messages (SYS 788 ids, TAXI 782; FIT has one
+    subject), so per-sensor windows of 5-10 values almost never fill and BlockWindowAverage and
+    SlidingLinearRegression would emit almost nothing (see ``benchmarks/task_semantics.py``).
+
+    Examples
+    --------
+    >>> group_by("field"), group_by("sensor")
+    (['obs'], ['sensor', 'obs'])
+    """
+    if keying not in KEYINGS:
+        raise ReuseError(f"unknown keying {keying!r} (choose from {', '.join(KEYINGS)})")
+    return ["obs"] if keying == "field" else ["sensor", "obs"]
+
+
+def source_configs(src: str, data_dir: str | os.PathLike[str], *,
+                   keying: str = "field") -> dict[str, Any]:
     """The config of every task type for one source, read from its properties and schema files.
 
     Where a properties file leaves a value unset (or gives a column index rather than field
-    names), the fallback is stated inline: the observed fields (schema minus id and meta fields).
+    names), the fallback is stated inline. The observed fields are the schema minus the meta
+    fields, as in the original's SenMLParse bolt: an id field that is not a meta field (TAXI's
+    ``taxi_identifier``) is an observation too. ``keying`` chooses the stateful tasks'
+    ``group_by`` (see :func:`group_by`).
     """
+    group = group_by(keying)
     base = Path(data_dir)
     p = read_properties(base / PROPERTIES_FILES[src])
     schema = read_schema(base / _basename(p["PARSE.CSV_SCHEMA_FILEPATH"]))
     annotated = read_schema(base / _basename(p["PARSE.CSV_SCHEMA_WITH_ANNOTATEDFIELDS_FILEPATH"]))
     id_field = p["PARSE.ID_FIELD_SCHEMA"]
     meta = _split(p["PARSE.META_FIELD_SCHEMA"])
-    observed = [n for n, _, _ in schema if n != id_field and n not in meta]
+    observed = [n for n, _, _ in schema if n not in meta]
     plain = {n for n, _, _ in schema}
     ranges = _ranges(p["FILTER.RANGE_FILTER.VALID_RANGE"])
     numeric_fields = list(ranges)  # the fields the benchmark validates are its sensed quantities
@@ -107,7 +141,6 @@ def source_configs(src: str, data_dir: str | os.PathLike[str]) -> dict[str, Any]
     interp_fields = (_split(p.get("STATISTICS.INTERPOLATION.USE_MSG_FIELD_LIST", ""))
                      or _split(p["STATISTICS.INTERPOLATION.USE_MSG_FIELD"]))
     bwa_fields = _split(p.get("AGGREGATE.BLOCK_AVERAGE.USE_MSG_FIELD", "")) or numeric_fields
-    group = ["obs"]  # ~1.3 messages per sensor in the samples: per-sensor windows never fill
     cfg: dict[str, Any] = {
         "source": "source",
         "SenMLParse": {"id_field": id_field, "meta_fields": meta, "fields": observed},
@@ -115,6 +148,7 @@ def source_configs(src: str, data_dir: str | os.PathLike[str]) -> dict[str, Any]
         "RangeFilter.null": {"valid_range": ranges, "mode": "null"},
         "BloomFilterCheck": {
             "field": id_field, "train_file": SOURCE_FILES[src],
+            "train_stride": BLOOM_TRAIN_STRIDE, "train_offset": 0,
             "expected_insertions": int(p["FILTER.BLOOM_FILTER_TRAIN.EXPECTED_INSERTIONS"]),
             "fp_ratio": float(p["FILTER.BLOOM_FILTER_TRAIN.FALSEPOSITIVE_RATIO"])},
         "Interpolation": {"fields": interp_fields,
@@ -136,7 +170,9 @@ def source_configs(src: str, data_dir: str | os.PathLike[str]) -> dict[str, Any]
                                "fields": bwa_fields, "group_by": group},
         "DistinctApproxCount": {"buckets": int(p["AGGREGATE.DISTINCT_APPROX_COUNT.BUCKETS"]),
                                 "field": id_field},
-        "SecondOrderMoment": {"max_map_size": int(p["STATISTICS.MOMENT.MAX_HASHMAPSIZE"])},
+        "SecondOrderMoment": {"max_map_size": int(p["STATISTICS.MOMENT.MAX_HASHMAPSIZE"]),
+                              "estimator": "riotbench", "fields": kalman_fields,
+                              "group_by": group},
         "MQTTPublish": "sink",
     }
     if src in _MODELS:
@@ -215,8 +251,12 @@ def _pred(d: _Dag, variant: str) -> _Dag:
     return d.add("publish", "MQTTPublish", *outs)
 
 
-def build_dataflows(data_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+def build_dataflows(data_dir: str | os.PathLike[str], *,
+                    keying: str = "field") -> list[dict[str, Any]]:
     """Build the 21 RIoTBench dataflows (9 on SYS, 9 on TAXI, 3 on FIT).
+
+    ``keying`` ("field" or "sensor", see :func:`group_by`) goes into every keyed stateful task's
+    config, so the two keyings give the same DAG shapes with different task configs.
 
     Per SYS/TAXI: ETL with and without CsvToSenML, STATS (parse forks to BlockWindowAverage,
     Kalman -> SLR and DistinctApproxCount, joined at the sink), the older STATS variant with
@@ -227,7 +267,7 @@ def build_dataflows(data_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """
     dags = []
     for src in SOURCES:
-        cfg = source_configs(src, data_dir)
+        cfg = source_configs(src, data_dir, keying=keying)
         s = src.lower()
 
         def new(name: str, src: str = src, cfg: dict[str, Any] = cfg, s: str = s) -> _Dag:

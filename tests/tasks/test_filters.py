@@ -1,7 +1,12 @@
 from __future__ import annotations
 
-from reuse.tasks import make_task
+import json
+
+import pytest
+
+from reuse.tasks import TaskError, make_task
 from reuse.tasks.filters import BloomFilter
+from reuse.tasks.sources import replay
 
 
 def test_range_filter_drops_exactly_out_of_range(configs, sys_obs):
@@ -34,8 +39,34 @@ def test_bloom_filter_fp_rate():
     assert bf.k == 7
 
 
-def test_bloom_filter_check_on_real_ids(configs, data_dir, taxi_obs):
-    task = make_task("BloomFilterCheck", configs["TAXI"]["BloomFilterCheck"], data_dir=data_dir)
-    assert task.trained == 1000 and task.filter.m > 190_000_000  # 20M insertions at 1%
-    assert all(task.process(o) == [o] for o in taxi_obs[:50])
-    assert task.process({**taxi_obs[0], "sensor": "NOT-A-TAXI"}) == []
+def test_bloom_filter_check_trained_on_the_even_lines(configs, data_dir):
+    cfg = configs["TAXI"]["BloomFilterCheck"]
+    assert (cfg["train_stride"], cfg["train_offset"]) == (2, 0)
+    task = make_task("BloomFilterCheck", cfg, data_dir=data_dir)
+    events = list(replay("TAXI", data_dir))
+    ids = [json.loads(e["payload"])["e"][0]["sv"] for e in events]
+    assert task.trained == len(events[0::2]) == 500 and task.filter.m > 190_000_000
+    known = set(ids[0::2])
+    parse = make_task("SenMLParse", configs["TAXI"]["SenMLParse"])
+    passed = [bool(task.process(parse.process(e)[0])) for e in events]
+    # no false negatives: every trained line passes
+    assert all(passed[0::2])
+    # 500 ids in a filter sized for 20M have a negligible false-positive rate, so a held-out
+    # (odd) line passes exactly when its taxi also drove on an even line
+    assert passed[1::2] == [i in known for i in ids[1::2]]
+    assert 0 < sum(passed[1::2]) < len(passed[1::2]) / 2
+    assert task.process({"sensor": "NOT-A-TAXI"}) == []
+
+
+def test_bloom_filter_check_trained_on_every_line_passes_everything(configs, data_dir, taxi_obs):
+    cfg = {**configs["TAXI"]["BloomFilterCheck"], "train_stride": 1}
+    task = make_task("BloomFilterCheck", cfg, data_dir=data_dir)
+    assert task.trained == len(list(replay("TAXI", data_dir)))
+    assert all(task.process(o) == [o] for o in taxi_obs)
+
+
+@pytest.mark.parametrize("stride,offset", [(0, 0), (2, 2), (2, -1)])
+def test_bloom_filter_check_rejects_bad_sampling(configs, data_dir, stride, offset):
+    cfg = {**configs["TAXI"]["BloomFilterCheck"], "train_stride": stride, "train_offset": offset}
+    with pytest.raises(TaskError, match="train_stride"):
+        make_task("BloomFilterCheck", cfg, data_dir=data_dir)

@@ -2,8 +2,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from reuse.tasks import make_task
+from reuse.tasks.resources import read_properties
 from reuse.tasks.sources import replay
+from reuse.workloads.riotbench import PROPERTIES_FILES
 
 
 def test_senml_parse_first_sys_line(configs, data_dir):
@@ -21,11 +25,31 @@ def test_senml_parse_first_sys_line(configs, data_dir):
 
 def test_senml_parse_taxi_keeps_strings(taxi_obs):
     first = [o for o in taxi_obs if o["seq"] == 0]
-    assert len(first) == 9  # observed fields: schema minus id and meta fields
     vals = {o["obs"]: o["value"] for o in first}
     assert vals["hack_license"] == "08F944E76118632BE09B9D4B04C7012A"
     assert vals["fare_amount"] == 29.0
     assert first[0]["meta"]["payment_type"] == "CSH"
+
+
+@pytest.mark.parametrize("src", ["SYS", "TAXI", "FIT"])
+def test_senml_parse_emits_every_non_meta_field(src, configs, data_dir):
+    """As the original's SenMLParse bolt: every schema field that is not a meta field is an
+    observation, the id field included when it is not a meta field (TAXI's taxi_identifier)."""
+    props = read_properties(data_dir / PROPERTIES_FILES[src])
+    schema_file = props["PARSE.CSV_SCHEMA_FILEPATH"].rsplit("/", 1)[-1]
+    names = (data_dir / schema_file).read_text().splitlines()[0].split(",")
+    meta = props["PARSE.META_FIELD_SCHEMA"].split(",")
+    parse = make_task("SenMLParse", configs[src]["SenMLParse"])
+    ev = next(replay(src, data_dir, limit=1))
+    out = parse.process(ev)
+    body = {e["n"]: e for e in json.loads(ev["payload"])["e"]}
+    expected = [n.strip() for n in names if n.strip() not in meta and n.strip() in body]
+    assert [o["obs"] for o in out] == expected
+    id_field = props["PARSE.ID_FIELD_SCHEMA"]
+    assert (id_field in expected) == (src == "TAXI")
+    if src == "TAXI":
+        taxi = next(o for o in out if o["obs"] == "taxi_identifier")
+        assert taxi["value"] == taxi["sensor"] == body["taxi_identifier"]["sv"]
 
 
 def test_annotate_and_csv_to_senml(configs, data_dir, sys_obs):

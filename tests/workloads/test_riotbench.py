@@ -6,6 +6,7 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
+from reuse.errors import ReuseError
 from reuse.tasks.resources import read_properties
 from reuse.workloads.riotbench import (
     build_dataflows,
@@ -30,7 +31,7 @@ def test_shape_and_stats(dags):
     assert all(4 <= len(d["tasks"]) <= 8 for d in dags)
     stats = workload_stats(dags)
     assert stats == {"dags": 21, "tasks": 138, "distinct_types": 19,
-                     "distinct_types_excluding_sources": 16, "distinct_abstract_tasks": 47,
+                     "distinct_types_excluding_sources": 16, "distinct_abstract_tasks": 48,
                      "min_tasks": 5, "max_tasks": 8, "merged_tasks": 76}
     assert len({d["id"] for d in dags}) == 21
 
@@ -82,7 +83,7 @@ def test_same_type_differs_across_sources():
     cfgs = [source_configs(s, DATA) for s in ("SYS", "TAXI", "FIT")]
     for kind in ("SenMLParse", "RangeFilter.drop", "BloomFilterCheck", "Interpolation", "Join",
                  "Annotate", "CsvToSenML", "KalmanFilter", "BlockWindowAverage",
-                 "DistinctApproxCount"):
+                 "DistinctApproxCount", "SecondOrderMoment"):
         rendered = {json.dumps(c[kind], sort_keys=True) for c in cfgs}
         assert len(rendered) == 3, kind
 
@@ -93,3 +94,42 @@ def test_write_dags(dags, tmp_path):
     text = (tmp_path / "pred-taxi.json").read_text()
     assert json.loads(text) == next(d for d in dags if d["id"] == "pred-taxi")
     assert text.startswith('{\n "id"')
+
+
+KEYED = {"Interpolation", "KalmanFilter", "SlidingLinearRegression", "BlockWindowAverage",
+         "SecondOrderMoment"}
+
+
+def test_keying_goes_into_every_keyed_task_config(dags):
+    by_sensor = build_dataflows(DATA, keying="sensor")
+    assert [d["id"] for d in by_sensor] == [d["id"] for d in dags]
+    for field_dag, sensor_dag in zip(dags, by_sensor, strict=True):
+        assert field_dag["streams"] == sensor_dag["streams"]
+        for ft, st in zip(field_dag["tasks"], sensor_dag["tasks"], strict=True):
+            assert ft["type"] == st["type"]
+            if ft["type"] in KEYED:
+                assert ft["config"]["group_by"] == ["obs"]
+                assert st["config"]["group_by"] == ["sensor", "obs"]
+                assert {**ft["config"], "group_by": None} == {**st["config"], "group_by": None}
+            else:
+                assert ft["config"] == st["config"]
+    # a keyed task computes another stream under the other keying: never shared across keyings
+    field_sigs = {d["id"]: merkle_signatures(d) for d in dags}
+    for d in by_sensor:
+        for tid, sig in merkle_signatures(d).items():
+            if any(t["type"] in KEYED for t in d["tasks"] if t["id"] == tid):
+                assert sig != field_sigs[d["id"]][tid]
+    assert workload_stats(by_sensor)["merged_tasks"] == workload_stats(dags)["merged_tasks"]
+    with pytest.raises(ReuseError, match="unknown keying 'meter'"):
+        build_dataflows(DATA, keying="meter")
+
+
+def test_parse_emits_non_meta_fields_and_bloom_holds_out_odd_lines():
+    taxi = source_configs("TAXI", DATA)
+    assert taxi["SenMLParse"]["fields"][0] == "taxi_identifier"
+    assert "taxi_identifier" in taxi["Join"]["fields"]
+    sys_cfg = source_configs("SYS", DATA)
+    assert "source" not in sys_cfg["SenMLParse"]["fields"]  # a meta field in CITY
+    assert sys_cfg["BloomFilterCheck"]["train_stride"] == 2
+    assert sys_cfg["SecondOrderMoment"]["estimator"] == "riotbench"
+    assert sys_cfg["SecondOrderMoment"]["fields"] == list(sys_cfg["RangeFilter.drop"]["valid_range"])
