@@ -341,9 +341,10 @@ def readme_text(entries: Sequence[Entry], sources: dict[str, str]) -> str:
             "",
         ]
     lines += [
-        "The commits are those at which a public code index holds each file with the same size "
-        "as the reference copy (the one the project's figures were measured on); the SHA-256 "
-        "sums are of that reference copy.",
+        "The commits are those at which a public code index holds each file; sizes were "
+        "compared there for every RIoTBench file and a sample of the OPMW files. The SHA-256 "
+        "sums are of the reference copy the project's figures were measured on; a download that "
+        "differs from it is refused.",
         "",
     ]
     return "\n".join(lines)
