@@ -4,7 +4,6 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.venv"
-SHARED_DATA="${REUSE_SHARED_DATA:-$ROOT/../shared/data}"
 
 say() { printf '[setup] %s\n' "$*" >&2; }
 
@@ -47,18 +46,12 @@ fi
 VENV_PY="$VENV/bin/python"
 export VENV_PY
 
-# 3. Data: copied from ../shared/data into the ignored data/ folder.
-for part in opmw riotbench; do
-    if [ ! -d "$ROOT/data/$part" ]; then
-        if [ -d "$SHARED_DATA/$part" ]; then
-            say "copying $SHARED_DATA/$part -> data/$part"
-            mkdir -p "$ROOT/data"
-            cp -r "$SHARED_DATA/$part" "$ROOT/data/$part"
-        else
-            echo "setup: data/$part is missing and $SHARED_DATA/$part was not found (set REUSE_SHARED_DATA)" >&2
-            exit 1
-        fi
-    fi
-done
+# 3. Data (third-party, never committed): each missing part of data/ is copied from
+# $REUSE_SHARED_DATA or ../shared/data when there, else downloaded from its upstream repository
+# at pinned commits ($REUSE_DATA_MIRROR overrides the base URL) and checked against the SHA-256
+# sums in reuse/datasets.tsv. See reuse/datasets.py; data/README.md records the provenance.
+if [ ! -d "$ROOT/data/opmw" ] || [ ! -d "$ROOT/data/riotbench" ]; then
+    (cd "$ROOT" && "$VENV_PY" -m reuse.datasets fetch --data "$ROOT/data")
+fi
 export SPARK_LOCAL_IP=127.0.0.1
 export PYSPARK_PYTHON="$VENV_PY"

@@ -2,15 +2,48 @@
 
 from __future__ import annotations
 
+import csv
+
 import nbformat
 import pytest
 
-from reuse.batch import run_batch
+from reuse.batch import run_batch, write_summary
 from reuse.errors import ReuseError
-from reuse.workloads.registry import data_dir
+from reuse.figures import planner_figures
+from reuse.workloads.registry import data_dir, load_workload
 
 pytestmark = pytest.mark.skipif(not (data_dir() / "riotbench").is_dir(),
                                 reason="data/ not set up (run scripts/setup.sh)")
+
+
+def _table_rows(summary: str, section: str) -> list[dict[str, str]]:
+    """The rows of the markdown table under ``## <section>`` of a summary.md, by column name."""
+    lines = summary.split(f"\n## {section}\n", 1)[1].strip().splitlines()
+    cells = [[c.strip() for c in line.strip().strip("|").split("|")]
+             for line in lines if line.startswith("|")]
+    header, body = cells[0], cells[2:]  # cells[1] is the |---| rule
+    return [dict(zip(header, row, strict=True)) for row in body]
+
+
+def _check_planner_peak(summary: str, plan_csv) -> None:
+    """The summary's RIoT SEQ peak is the one measured in the plan CSV, not the paper's figure."""
+    rows = list(csv.DictReader(plan_csv.open()))
+    peak = max(rows, key=lambda r: int(r["default_tasks"]))  # the step with most DAGs running
+    row = next(r for r in _table_rows(summary, "planner riot") if r["trace"] == "seq")
+    assert (row["peak_default"], row["peak_reuse"]) == (peak["default_tasks"], peak["reuse_tasks"])
+    assert row["paper_peak"] == "138 -> 75"  # the paper's figure sits beside ours, in its column
+
+
+def test_summary_peak_is_the_measured_one(tmp_path, literal_classes):
+    """Without Spark: the planner notebook's steps (figures, CSVs) and the batch's summary.md."""
+    flows = load_workload("riot")
+    planner_figures("riot", flows, tmp_path, traces=("seq",))
+    summary = write_summary(tmp_path, tmp_path / "summary.md").read_text()
+    _check_planner_peak(summary, tmp_path / "plan_riot_seq.csv")
+    row = next(r for r in _table_rows(summary, "planner riot") if r["trace"] == "seq")
+    # and that measured peak is all 21 DAGs' tasks vs the literal <-> classes among them
+    assert int(row["peak_default"]) == sum(len(f.tasks) for f in flows)
+    assert int(row["peak_reuse"]) == literal_classes(flows)
 
 
 @pytest.mark.spark
@@ -21,7 +54,7 @@ def test_tiny_batch_produces_every_planner_panel_and_summary(tmp_path):
     assert len(pngs) == 12  # Figures 2 and 4 for 2 workloads x 3 traces
     assert all((out / "figures" / p).stat().st_size > 5000 for p in pngs)
     summary = (out / "summary.md").read_text()
-    assert "| riot | seq |" in summary and "138 -> 75" in summary
+    _check_planner_peak(summary, out / "figures" / "plan_riot_seq.csv")
     assert any("[1/5] workload_opmw" in line for line in lines)
     # the placement notebook: the paper's grid figures and the reuse-trace comparison
     assert (out / "figures" / "placement_tiny" / "fig6_regular_latency.png").exists()

@@ -24,11 +24,17 @@ def test_random_walk_shape(seed):
     ops = random_walk_trace(IDS, seed=seed, populate=15, walk=100)
     assert all(o.op == "submit" for o in ops[:15])
     check_trace(ops, IDS)  # never resubmits a present DAG, never removes an absent one
-    present = set()
-    for o in ops:
-        present.symmetric_difference_update({o.dag})
-    assert not present  # drained
-    assert len(ops) == 15 + 100 + (len(ops) - 115)
+    # after the 15 populating submits and the 100 walk steps comes the drain: exactly one remove
+    # of each DAG present at that point, and nothing else
+    present: set[str] = set()
+    for o in ops[:115]:
+        if o.op == "submit":
+            present.add(o.dag)
+        else:
+            present.remove(o.dag)
+    drain = ops[115:]
+    assert [o.op for o in drain] == ["remove"] * len(present)
+    assert sorted(o.dag for o in drain) == sorted(present)
     assert ops == random_walk_trace(IDS, seed=seed, populate=15, walk=100)
 
 
