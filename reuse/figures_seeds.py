@@ -86,14 +86,22 @@ def plot_walk_distribution(stats: WalkStats, ax: Any, metric: str,
     ax.hist(values, bins=25, color="lightgrey", edgecolor="grey")
     for q in (10, 90):
         ax.axvline(values.quantile(q / 100), color="grey", ls="--", lw=1)
-    colors = ("black", "tab:orange", "tab:green", "tab:purple")
-    for (label, value), color in zip((marks or {}).items(), colors, strict=False):
-        ax.axvline(value, color=color, lw=2, label=label)
+    for label, value in (marks or {}).items():
+        ax.axvline(value, color=_mark_color(label), lw=2, label=label)
     ax.set_title(f"{stats.workload.upper()}: {LABELS.get(metric, metric)}", fontsize="small")
     ax.set_xlabel(metric)
     ax.set_ylabel(f"seeds (of {len(values)})")
     if marks:
         ax.legend(fontsize="x-small")
+
+
+def _mark_color(label: str) -> str:
+    """One colour per walk across panels: the paper's black/grey, our RW1 orange, RW2 green."""
+    for key, color in (("paper RW2", "dimgrey"), ("paper", "black"), ("RW1", "tab:orange"),
+                       ("RW2", "tab:green")):
+        if key in label:
+            return color
+    return "tab:purple"
 
 
 def plot_figure4_both(series: Sequence[Mapping[str, int]], ax: Any, workload: str, trace: str,
@@ -120,14 +128,14 @@ def plot_figure4_both(series: Sequence[Mapping[str, int]], ax: Any, workload: st
     ax.legend(fontsize="x-small")
 
 
-def _save(fig: Any, path: Path) -> None:
+def _save(fig: Any, path: Path, dpi: int = 110) -> None:
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=dpi)
     _plt().close(fig)
 
 
 def seeds_figures(stats: WalkStats, flows: Sequence[Dataflow], out_dir: str | Path,
-                  ) -> dict[str, pd.DataFrame]:
+                  dpi: int = 110) -> dict[str, pd.DataFrame]:
     """Save one workload's many-seed figures and tables into ``out_dir``; return the tables.
 
     Files: ``seeds_fig2_<w>.png`` (band), ``seeds_fig2_dist_<w>.png`` (present DAGs, Default
@@ -148,7 +156,7 @@ def seeds_figures(stats: WalkStats, flows: Sequence[Dataflow], out_dir: str | Pa
         overlay[f"ours {trace.upper()}"] = [(r.default_tasks, r.reuse_tasks) for r in records]
     fig, ax = plt.subplots(figsize=(7, 4))
     plot_walk_band(stats, ax, overlay)
-    _save(fig, out / f"seeds_fig2_{w}.png")
+    _save(fig, out / f"seeds_fig2_{w}.png", dpi)
 
     paper_reused = PAPER.get((w, "rw1"), {}).get("reused_2plus")
     figs = {"fig2": plt.subplots(1, 3, figsize=(16, 3.8)),
@@ -168,7 +176,7 @@ def seeds_figures(stats: WalkStats, flows: Sequence[Dataflow], out_dir: str | Pa
             marks[f"paper RW1/RW2: {paper_reused:.0%} reused"] = paper_reused
         plot_walk_distribution(stats, figs[fig_no][1][i], metric, marks)
     for fig_no, (fig, _) in figs.items():
-        _save(fig, out / f"seeds_{fig_no}_dist_{w}.png")
+        _save(fig, out / f"seeds_{fig_no}_dist_{w}.png", dpi)
 
     stats.per_seed.to_csv(out / f"seeds_{w}.csv", index=False)
     summary = pd.DataFrame([stats.summary() | {f"median_seed_{m}": s for m, s in med.items()}])
@@ -180,7 +188,7 @@ def seeds_figures(stats: WalkStats, flows: Sequence[Dataflow], out_dir: str | Pa
 
 def figure4_figures(workload: str, flows: Sequence[Dataflow], out_dir: str | Path,
                     traces: Sequence[str] = ("seq", "rw1", "rw2")) -> pd.DataFrame:
-    """Figure 4 both ways for each trace: ``fig4_both_<w>_<trace>.png`` and
+    """Figure 4 both ways for each trace: ``fig4both_<w>_<trace>.png`` and
     ``summary_figure4_<w>.csv`` (the shares beside the paper's); returns the table."""
     plt = _plt()
     out = Path(out_dir)
@@ -192,7 +200,7 @@ def figure4_figures(workload: str, flows: Sequence[Dataflow], out_dir: str | Pat
         rows.append(figure4_row(workload, trace, series))
         fig, ax = plt.subplots(figsize=(6.5, 3.6))
         plot_figure4_both(series, ax, workload, trace)
-        _save(fig, out / f"fig4_both_{workload}_{trace}.png")
+        _save(fig, out / f"fig4both_{workload}_{trace}.png")
     table = pd.DataFrame(rows)
     table.to_csv(out / f"summary_figure4_{workload}.csv", index=False)
     return table
