@@ -29,4 +29,4 @@ def test_seeds_and_figure4_files(tmp_path: Path) -> None:
     table = figure4_figures("figure1", flows, tmp_path)
     assert list(table["trace"]) == ["seq", "rw1", "rw2"]
     assert (table["avg_gt1"] >= table["int_2plus"]).all()
-    assert (tmp_path / "fig4_both_figure1_rw2.png").stat().st_size > 10_000
+    assert (tmp_path / "fig4both_figure1_rw2.png").stat().st_size > 10_000
