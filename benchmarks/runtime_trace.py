@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 import tempfile
 from pathlib import Path
@@ -26,14 +25,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def flows_and_trace(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
-    from reuse.figures import make_trace
-    from reuse.workloads.registry import load_workload
+    from reuse.trace_registry import build_trace
 
-    flows = load_workload(args.workload)
-    if args.n and args.n < len(flows):
-        flows = sorted(random.Random(args.seed).sample(flows, args.n), key=lambda f: f.id)
-    by_id = {f.id: f for f in flows}
-    return by_id, make_trace(args.workload, args.kind, sorted(by_id), walk=args.walk)
+    trace = build_trace(args.workload, args.kind, subset=args.n or None, subset_seed=args.seed,
+                        walk=args.walk)
+    return dict(trace.flows), list(trace.ops)
 
 
 def run_mode(mode: str, args: argparse.Namespace) -> list[dict[str, Any]]:

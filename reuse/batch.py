@@ -25,7 +25,7 @@ import yaml
 
 from reuse.errors import ReuseError
 
-__all__ = ["ROOT", "load_param_set", "run_batch", "write_summary"]
+__all__ = ["ROOT", "load_param_set", "run_batch", "write_summary", "markdown_table"]
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -87,14 +87,15 @@ def write_summary(figures: Path, path: Path) -> Path:
     for csv in sorted(figures.glob("summary_*.csv")):
         df = pd.read_csv(csv).fillna("")
         parts.append(f"\n## {csv.stem.removeprefix('summary_').replace('_', ' ')}\n")
-        parts.append(_markdown(df))
+        parts.append(markdown_table(df))
     pngs = sorted(p.name for p in figures.glob("*.png"))
     parts.append(f"\n{len(pngs)} figure panels: " + ", ".join(pngs) + "\n")
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
 
 
-def _markdown(df: pd.DataFrame) -> str:
+def markdown_table(df: pd.DataFrame) -> str:
+    """A GitHub markdown table of ``df`` (floats to 3 decimals), without extra dependencies."""
     def fmt(v: Any) -> str:
         return f"{v:.3f}" if isinstance(v, float) else str(v)
     head = "| " + " | ".join(df.columns) + " |"

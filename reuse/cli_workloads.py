@@ -7,7 +7,8 @@ from pathlib import Path
 
 from reuse.dataflow import dump_dataflow, load_dataflows
 from reuse.errors import ReuseError
-from reuse.traces import dump_trace, random_walk_trace, seq_trace
+from reuse.trace_registry import TRACE_NAMES, build_trace
+from reuse.traces import dump_trace
 from reuse.workloads.registry import WORKLOADS, load_workload
 
 __all__ = ["add_parsers"]
@@ -26,19 +27,13 @@ def cmd_dags(args: argparse.Namespace) -> int:
 def cmd_trace(args: argparse.Namespace) -> int:
     if (args.workload is None) == (args.dags is None):
         raise ReuseError("give exactly one of --workload and --dags")
-    if args.dags:
-        ids = [f.id for f in load_dataflows([args.dags])]
-        populate = args.populate if args.populate is not None else (2 * len(ids)) // 3
-    else:
-        ids = [f.id for f in load_workload(args.workload, all_usable=args.all)]
-        populate = args.populate if args.populate is not None else WORKLOADS[args.workload].populate
-    if args.kind == "seq":
-        ops = seq_trace(ids, seed=args.seed)
-    else:
-        ops = random_walk_trace(ids, seed=args.seed, populate=populate, walk=args.walk)
-    meta = {"workload": args.workload or args.dags, "kind": args.kind, "seed": args.seed}
-    dump_trace(ops, args.out, meta=meta)
-    print(f"{args.kind} trace of {len(ops)} ops over {len(ids)} DAGs -> {args.out}")
+    flows = load_dataflows([args.dags]) if args.dags else None
+    trace = build_trace(args.workload, args.kind, flows, seed=args.seed, subset=args.subset,
+                        subset_seed=args.subset_seed, walk=args.walk, populate=args.populate,
+                        all_usable=args.all)
+    meta = trace.spec.meta() | {"workload": args.workload or args.dags}
+    dump_trace(trace.ops, args.out, meta=meta)
+    print(f"{args.kind} trace of {len(trace.ops)} ops over {trace.spec.n_dags} DAGs -> {args.out}")
     return 0
 
 
@@ -52,13 +47,20 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     d.add_argument("--out", required=True, help="directory to write <id>.json files into")
     d.set_defaults(func=cmd_dags)
 
-    t = sub.add_parser("trace", help="generate a SEQ or random-walk trace (deterministic per seed)")
+    t = sub.add_parser("trace", help="generate a SEQ or random-walk trace (deterministic per seed)",
+                       description="Build a trace with reuse.trace_registry (the same trace the "
+                       "notebooks and the visualizer build for the same name, seed and subset).")
     t.add_argument("--workload", choices=sorted(WORKLOADS))
     t.add_argument("--dags", help="a directory of dataflows instead of a named workload")
     t.add_argument("--all", action="store_true")
-    t.add_argument("--kind", required=True, choices=["seq", "rw"])
-    t.add_argument("--seed", type=int, required=True)
-    t.add_argument("--populate", type=int, help="RW: DAGs submitted first (20 OPMW, 15 RIoT)")
-    t.add_argument("--walk", type=int, default=100, help="RW: random steps (paper: 100)")
+    t.add_argument("--kind", required=True, choices=list(TRACE_NAMES),
+                   help="seq, rw1 (seed 1), rw2 (seed 2) or rw (any --seed)")
+    t.add_argument("--seed", type=int, help="generator seed (default: the kind's: seq/rw1/rw 1, "
+                   "rw2 2)")
+    t.add_argument("--subset", type=int, help="draw from a seeded sample of N DAGs (default: all)")
+    t.add_argument("--subset-seed", type=int, default=1, help="seed of the --subset sample")
+    t.add_argument("--populate", type=int, help="RW: DAGs submitted first (default: the paper's "
+                   "fraction, 20 of 35 OPMW, 15 of 21 RIoT)")
+    t.add_argument("--walk", type=int, help="RW: random steps (default: the paper's 100)")
     t.add_argument("--out", required=True)
     t.set_defaults(func=cmd_trace)

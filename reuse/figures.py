@@ -15,30 +15,11 @@ import pandas as pd
 from reuse.dataflow import Dataflow
 from reuse.paper import PAPER
 from reuse.planner import StepRecord, replay, reuse_histogram
-from reuse.traces import Op, random_walk_trace, seq_trace
-from reuse.workloads.registry import WORKLOADS
+from reuse.trace_registry import TRACE_SEEDS, build_trace
+from reuse.traces import Op
 
-__all__ = ["TRACE_SEEDS", "PlannerRun", "make_trace", "planner_run", "planner_figures", "summary_row",
+__all__ = ["TRACE_SEEDS", "PlannerRun", "planner_run", "planner_figures", "summary_row",
            "plot_running_tasks", "plot_reuse_histogram"]
-
-# SEQ, RW1 and RW2 are three seeds of the generators (RW1 and RW2: "two seeds")
-TRACE_SEEDS = {"seq": 1, "rw1": 1, "rw2": 2}
-
-
-def make_trace(workload: str, kind: str, dag_ids: Sequence[str], seed: int | None = None,
-               walk: int | None = None) -> list[Op]:
-    """The paper's trace ``kind`` ("seq", "rw1", "rw2") over ``dag_ids``.
-
-    RW populates the paper's 20 (OPMW) or 15 (RIoT) DAGs, or about two thirds of ``dag_ids``
-    when a subset (as in the short live runs) has no more than that; ``walk`` defaults to 100.
-    """
-    seed = TRACE_SEEDS[kind] if seed is None else seed
-    if kind == "seq":
-        return seq_trace(dag_ids, seed=seed)
-    w = WORKLOADS[workload]
-    populate = w.populate if len(dag_ids) > w.populate else (2 * len(dag_ids)) // 3
-    return random_walk_trace(dag_ids, seed=seed, populate=populate,
-                             walk=w.walk if walk is None else walk)
 
 
 @dataclass(frozen=True)
@@ -57,10 +38,16 @@ class PlannerRun:
 
 
 def planner_run(workload: str, trace: str, flows: Sequence[Dataflow],
-                ops: Sequence[Op] | None = None) -> PlannerRun:
-    """Replay one workload/trace pair through the manager (invariants checked at every step)."""
+                ops: Sequence[Op] | None = None, *, seed: int | None = None,
+                subset: int | None = None) -> PlannerRun:
+    """Replay one workload/trace pair through the manager (invariants checked at every step).
+
+    Without ``ops``, the trace is :func:`reuse.trace_registry.build_trace`'s ``trace`` over
+    ``flows`` with ``seed`` (default: the name's) and ``subset`` (default: every DAG).
+    """
     if ops is None:
-        ops = make_trace(workload, trace, [f.id for f in flows])
+        built = build_trace(workload, trace, flows, seed=seed, subset=subset)
+        flows, ops = list(built.flows.values()), built.ops
     records = replay({f.id: f for f in flows}, ops, check=True)
     return PlannerRun(workload, trace, records)
 
@@ -133,7 +120,7 @@ def planner_figures(workload: str, flows: Sequence[Dataflow], out_dir: Any,
     out.mkdir(parents=True, exist_ok=True)
     runs = []
     for trace in traces:
-        ops = make_trace(workload, trace, [f.id for f in flows], walk=walk)
+        ops = build_trace(workload, trace, flows, walk=walk).ops
         run = planner_run(workload, trace, flows, ops)
         runs.append(run)
         run.frame.to_csv(out / f"plan_{workload}_{trace}.csv", index=False)

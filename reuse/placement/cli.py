@@ -115,15 +115,10 @@ def _eval(args: argparse.Namespace) -> int:
 
 def _trace(args: argparse.Namespace) -> int:
     from reuse.placement.reuse_trace import TraceSettings, place_trace, summarize
-    from reuse.traces import random_walk_trace, seq_trace
-    from reuse.workloads.registry import WORKLOADS, load_workload
+    from reuse.trace_registry import build_trace
 
-    flows = {f.id: f for f in load_workload(args.workload)}
-    if args.trace == "seq":
-        ops = seq_trace(sorted(flows), seed=args.seed)
-    else:
-        ops = random_walk_trace(sorted(flows), seed=args.seed,
-                                populate=WORKLOADS[args.workload].populate)
+    trace = build_trace(args.workload, args.trace, seed=args.seed)
+    flows, ops = dict(trace.flows), list(trace.ops)
     c, s, d = parse_size(args.infra_size)
     infra = make_infrastructure(c, s, d, seed=args.seed)
     settings = TraceSettings(strategy=args.strategy, seed=args.seed, bus=args.bus,

@@ -1,9 +1,15 @@
 """Workloads and traces the visualizer can show, loaded on demand (nothing is read at import).
 
-Three workloads: the paper's Figure 1 (the test fixtures: A, B, C share a source and prefix, D
-has another source), the 21 RIoTBench IoT dataflows, and the 35 OPMW/WINGS dataflows of
-section 5.1. Trace kinds: ``seq`` and ``rw`` (the paper's generators, seeded) and ``file`` (a
-trace JSON; for Figure 1, the fixture trace).
+Three workloads (:data:`reuse.workloads.registry.WORKLOADS`): the paper's Figure 1 (the test
+fixtures: A, B, C share a source and prefix, D has another source), the 21 RIoTBench IoT
+dataflows, and the 35 OPMW/WINGS dataflows of section 5.1. Trace kinds: ``seq`` and ``rw`` (the
+paper's generators with the chosen seed) and ``file`` (a trace JSON; for Figure 1, the fixture
+trace).
+
+Dataflows come from :func:`reuse.workloads.registry.load_workload` and generated traces from
+:func:`reuse.trace_registry.build_trace`, the loader and the registry the CLI and the notebooks
+use, so the visualizer shows the same trace as ``reuse trace`` for the same seed and subset.
+This module only adds where the files live (:class:`Paths`) and the ``file`` kind.
 """
 
 from __future__ import annotations
@@ -12,16 +18,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from reuse.dataflow import Dataflow, load_dataflows, parse_dataflow
-from reuse.traces import Op, load_trace, random_walk_trace, seq_trace
+from reuse.dataflow import Dataflow
+from reuse.trace_registry import build_trace
+from reuse.traces import Op, load_trace
+from reuse.workloads.registry import ROOT, load_workload
 
-__all__ = ["WORKLOADS", "TRACE_KINDS", "Paths", "load_workload", "make_trace"]
+__all__ = ["WORKLOADS", "TRACE_KINDS", "Paths", "load_scenario"]
 
 WORKLOADS = ("figure1", "riot", "opmw")
 TRACE_KINDS = ("file", "seq", "rw")
-#: The paper's RW populate sizes (section 5.1); Figure 1 has only four DAGs.
-POPULATE = {"figure1": 2, "riot": 15, "opmw": 20}
-WALK = {"figure1": 10, "riot": 100, "opmw": 100}
 
 
 @dataclass(frozen=True)
@@ -38,53 +43,43 @@ class Paths:
 
     @classmethod
     def default(cls, root: str | Path | None = None) -> Paths:
-        base = Path(root) if root is not None else Path(__file__).resolve().parents[2]
+        if root is None:
+            from reuse.workloads.registry import workload_folder
+
+            return cls(workload_folder("figure1"), ROOT / "tests/fixtures/figure1-trace.json",
+                       workload_folder("riot"), workload_folder("opmw"))
+        base = Path(root)
         return cls(base / "tests/fixtures/figure1", base / "tests/fixtures/figure1-trace.json",
                    base / "data/riotbench", base / "data/opmw/wings-corpus")
 
-
-def load_workload(name: str, paths: Paths | None = None) -> dict[str, Dataflow]:
-    """The dataflows of a workload, by id (``figure1``, ``riot`` or ``opmw``)."""
-    paths = paths or Paths.default()
-    if name == "figure1":
-        flows = load_dataflows([paths.figure1])
-    elif name == "riot":
-        from reuse.workloads import riotbench
-
-        flows = [parse_dataflow(d) for d in riotbench.build_dataflows(paths.riot)]
-    elif name == "opmw":
-        import warnings
-
-        from reuse.workloads import opmw
-
-        with warnings.catch_warnings():  # skipped templates are the loader's business here
-            warnings.simplefilter("ignore")
-            corpus = opmw.load_corpus(paths.opmw)
-        flows = [parse_dataflow(d) for d in opmw.select(corpus.dataflows)]
-    else:
-        raise ValueError(f"unknown workload {name!r} (choose from {', '.join(WORKLOADS)})")
-    return {f.id: f for f in flows}
+    def folder(self, workload: str) -> Path:
+        if workload not in WORKLOADS:
+            raise ValueError(f"unknown workload {workload!r} (choose from {', '.join(WORKLOADS)})")
+        return Path(getattr(self, workload))
 
 
-def make_trace(kind: str, workload: str, dag_ids: Sequence[str] | Mapping[str, object], *,
-               seed: int = 1, paths: Paths | None = None, trace_file: str | Path | None = None,
-               ) -> list[Op]:
-    """A trace over ``dag_ids``: ``seq``/``rw`` generated with ``seed``, or ``file``.
+def load_scenario(workload: str, kind: str, *, seed: int = 1, subset: int | None = None,
+                  paths: Paths | None = None, trace_file: str | Path | None = None,
+                  flows: Mapping[str, Dataflow] | Sequence[Dataflow] | None = None,
+                  ) -> tuple[dict[str, Dataflow], list[Op]]:
+    """The dataflows and the trace the visualizer shows.
 
-    ``file`` reads ``trace_file``, or for Figure 1 the fixture trace; for the other workloads
-    without a file it falls back to ``seq`` (there is no canonical trace file for them).
+    ``seq``/``rw`` are :func:`~reuse.trace_registry.build_trace` with ``seed`` and ``subset``
+    (the dataflows returned are the subset's). ``file`` reads ``trace_file``, or for Figure 1
+    the fixture trace; for the other workloads without a file it falls back to ``seq`` (there is
+    no canonical trace file for them). ``flows`` skips loading the named workload.
     """
-    ids = sorted(dag_ids)
+    paths = paths or Paths.default()
+    if kind not in TRACE_KINDS:
+        raise ValueError(f"unknown trace kind {kind!r} (choose from {', '.join(TRACE_KINDS)})")
+    if flows is None:
+        loaded = load_workload(workload, folder=paths.folder(workload))
+    else:
+        loaded = list(flows.values()) if isinstance(flows, Mapping) else list(flows)
     if kind == "file":
-        if trace_file is not None:
-            return load_trace(trace_file)
-        if workload == "figure1":
-            return load_trace((paths or Paths.default()).figure1_trace)
+        if trace_file is not None or workload == "figure1":
+            ops = load_trace(trace_file if trace_file is not None else paths.figure1_trace)
+            return {f.id: f for f in loaded}, ops
         kind = "seq"
-    if kind == "seq":
-        return seq_trace(ids, seed=seed)
-    if kind == "rw":
-        populate = min(POPULATE.get(workload, len(ids) // 2), len(ids))
-        return random_walk_trace(ids, seed=seed, populate=populate,
-                                 walk=WALK.get(workload, 100))
-    raise ValueError(f"unknown trace kind {kind!r} (choose from {', '.join(TRACE_KINDS)})")
+    trace = build_trace(workload, kind, loaded, seed=seed, subset=subset)
+    return dict(trace.flows), list(trace.ops)

@@ -27,7 +27,7 @@ from reuse.traces import Op
 from reuse.viz.model import Snapshot, Timeline
 from reuse.viz.panels import delta_html, details_html
 from reuse.viz.scene import SceneData, render_data
-from reuse.viz.sources import TRACE_KINDS, WORKLOADS, Paths, load_workload, make_trace
+from reuse.viz.sources import TRACE_KINDS, WORKLOADS, Paths, load_scenario
 from reuse.viz.static import draw_scene, png_bytes, save_png
 from reuse.viz.svg import to_svg
 
@@ -97,8 +97,9 @@ class Visualizer:
 
     Parameters
     ----------
-    workload, trace, seed
-        Initial choices (see :mod:`reuse.viz.sources`).
+    workload, trace, seed, subset
+        Initial choices (see :mod:`reuse.viz.sources`); ``subset``: a seeded sample of that many
+        DAGs (:func:`reuse.trace_registry.select_subset`), ``None`` for all.
     flows, ops
         Show these dataflows and this trace instead of a named workload (the controls are then
         still there to switch to a named one).
@@ -113,8 +114,9 @@ class Visualizer:
         When displayed, also show a PNG of the current step: the output a papermill run keeps.
     """
 
-    def __init__(self, workload: str = "figure1", trace: str = "file", seed: int = 1, *,
-                 flows: Mapping[str, Dataflow] | None = None, ops: Sequence[Op] | None = None,
+    def __init__(self, workload: str = "figure1", trace: str = "file", seed: int = 1,
+                 subset: int | None = None, *, flows: Mapping[str, Dataflow] | None = None,
+                 ops: Sequence[Op] | None = None,
                  paths: Paths | None = None, paused: Mapping[int, Iterable[str]] | None = None,
                  show_submitted: bool | None = None, static: bool = False) -> None:
         self.paths = paths or Paths.default()
@@ -127,6 +129,8 @@ class Visualizer:
                                            description="trace")
         self.seed = widgets.IntText(value=seed, description="seed",
                                     layout=widgets.Layout(width="140px"))
+        self.subset = widgets.IntText(value=subset or 0, description="DAGs (0: all)",
+                                      layout=widgets.Layout(width="180px"))
         self.show_submitted = widgets.Checkbox(value=bool(show_submitted),
                                                description="show submitted dataflows")
         self.fit = widgets.Checkbox(value=False, description="fit width")
@@ -144,7 +148,7 @@ class Visualizer:
         self.details.add_class("reuse-details-panel")
         self.delta.add_class("reuse-delta-panel")
         self.ui = widgets.VBox([
-            widgets.HBox([self.workload, self.trace_kind, self.seed]),
+            widgets.HBox([self.workload, self.trace_kind, self.seed, self.subset]),
             widgets.HBox([self.show_submitted, self.fit]),
             widgets.HBox([self.play, self.slider, self.status]),
             self.scene,
@@ -154,11 +158,13 @@ class Visualizer:
         self.flows: dict[str, Dataflow] = {}
         self.timeline: Timeline | None = None
         if flows is not None:
-            self.load(flows, ops if ops is not None else make_trace(
-                trace, workload, list(flows), seed=seed, paths=self.paths))
+            if ops is None:
+                flows, ops = load_scenario(workload, trace, seed=seed, subset=subset,
+                                           paths=self.paths, flows=flows)
+            self.load(flows, ops)
         else:
             self.reload()
-        for w in (self.workload, self.trace_kind, self.seed):
+        for w in (self.workload, self.trace_kind, self.seed, self.subset):
             w.observe(lambda _change: self.reload(), names="value")
         self.show_submitted.observe(lambda _change: self.render(), names="value")
         self.slider.observe(lambda _change: self.render(), names="value")
@@ -171,9 +177,8 @@ class Visualizer:
         name = self.workload.value
         self.status.value = f"<i>loading {name}\u2026</i>"
         try:
-            flows = load_workload(name, self.paths)
-            ops = make_trace(self.trace_kind.value, name, list(flows), seed=self.seed.value,
-                             paths=self.paths)
+            flows, ops = load_scenario(name, self.trace_kind.value, seed=self.seed.value,
+                                       subset=self.subset.value or None, paths=self.paths)
         except Exception as exc:  # a missing data dir or a bad trace must not kill the UI
             self.status.value = (f'<span style="color:#b71c1c">cannot load {name}: '
                                  f"{type(exc).__name__}: {exc}</span>")

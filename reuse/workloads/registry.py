@@ -1,11 +1,15 @@
-"""The workloads the CLI and notebooks know by name, built explicitly (no import-time I/O).
+"""The workloads the CLI, notebooks and visualizer know by name, built explicitly (no import-time I/O).
 
 - ``riot``: the 21 RIoTBench dataflows (:mod:`reuse.workloads.riotbench`).
 - ``opmw``: the OPMW/WINGS templates (:mod:`reuse.workloads.opmw`); by default the paper-like
   seeded selection of 35, with ``all_usable=True`` every usable template.
+- ``figure1``: the paper's Figure 1 scenario (four DAGs A-D, the test fixtures): A, B and C share
+  a source and prefix, D has another source. The visualizer's first example.
 
 Data folders default to ``data/riotbench`` and ``data/opmw/wings-corpus`` under the project root
-(filled by the set-up script) and can be moved with ``REUSE_DATA_DIR``.
+(filled by the set-up script) and can be moved with ``REUSE_DATA_DIR``, or per call with
+``folder``. :func:`load_workload` is the only loader: the CLI, the notebooks, the trace registry
+(:mod:`reuse.trace_registry`) and the visualizer all call it.
 """
 
 from __future__ import annotations
@@ -15,56 +19,112 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from reuse.dataflow import Dataflow, parse_dataflow
+from reuse.dataflow import Dataflow, load_dataflows, parse_dataflow
 from reuse.errors import ReuseError
 
-__all__ = ["WORKLOADS", "Workload", "data_dir", "load_workload"]
+__all__ = ["WORKLOADS", "Workload", "data_dir", "workload_folder", "load_workload"]
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)
 class Workload:
-    """How a workload's traces are drawn (section 5.1): RW populates 20 (OPMW) or 15 (RIoT)."""
+    """A named workload and how its random walks are drawn (section 5.1).
+
+    Attributes
+    ----------
+    name
+        The name the CLI, notebooks and visualizer use.
+    dags
+        How many DAGs the paper's workload has (35 OPMW, 21 RIoT; 4 for Figure 1).
+    populate
+        How many of them the paper submits before the walk (20 OPMW, 15 RIoT: "≈ 2/3rds").
+        A trace over another number of DAGs (a subset, or every usable OPMW template) populates
+        the same fraction; see :func:`reuse.trace_registry.populate_for`.
+    walk
+        Random submit/remove steps (the paper's 100; 10 for the four Figure 1 DAGs).
+    """
 
     name: str
+    dags: int
     populate: int
     walk: int = 100
 
+    def __post_init__(self) -> None:
+        if not 0 < self.populate <= self.dags:
+            raise ValueError(f"workload {self.name}: populate {self.populate} must be in "
+                             f"1..{self.dags}")
+        if self.walk < 0:
+            raise ValueError(f"workload {self.name}: walk {self.walk} must be >= 0")
 
-WORKLOADS = {"opmw": Workload("opmw", populate=20), "riot": Workload("riot", populate=15)}
+
+WORKLOADS = {"opmw": Workload("opmw", dags=35, populate=20),
+             "riot": Workload("riot", dags=21, populate=15),
+             "figure1": Workload("figure1", dags=4, populate=2, walk=10)}
 
 
 def data_dir() -> Path:
     env = os.environ.get("REUSE_DATA_DIR")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "data"
+    return Path(env) if env else ROOT / "data"
+
+
+def workload_folder(name: str) -> Path:
+    """Where a workload's input lives by default (``folder`` of :func:`load_workload`)."""
+    if name == "riot":
+        return data_dir() / "riotbench"
+    if name == "opmw":
+        return data_dir() / "opmw" / "wings-corpus"
+    if name == "figure1":
+        return ROOT / "tests" / "fixtures" / "figure1"
+    raise ReuseError(f"unknown workload {name!r} (choose from {', '.join(WORKLOADS)})")
 
 
 def load_workload(name: str, *, all_usable: bool = False, seed: int | None = None,
-                  quiet: bool = True, keying: str = "field") -> list[Dataflow]:
-    """The workload's dataflows, validated and de-dup, in a stable order.
+                  quiet: bool = True, folder: str | Path | None = None,
+                  keying: str = "field") -> list[Dataflow]:
+    """The workload's dataflows, validated and de-dup, sorted by id.
 
-    ``keying`` is the RIoTBench stateful tasks' state keying, "field" or "sensor" (see
-    :func:`reuse.workloads.riotbench.group_by`); OPMW tasks have no state, so it must stay
-    "field" there.
+    Parameters
+    ----------
+    name
+        A key of :data:`WORKLOADS`.
+    all_usable, seed
+        OPMW only: every usable template instead of the seeded 35, and the selection's seed.
+    quiet
+        OPMW only: hide the warnings naming skipped templates.
+    folder
+        Read from here instead of :func:`workload_folder` (a checkout elsewhere).
+    keying
+        The RIoTBench stateful tasks' state keying, "field" or "sensor" (see
+        :func:`reuse.workloads.riotbench.group_by`); OPMW tasks have no state, so it must stay
+        "field" there.
+
+    Raises
+    ------
+    ReuseError
+        An unknown name, or a missing folder (named in the message).
     """
     if keying != "field" and name != "riot":
         raise ReuseError(f"--keying {keying} applies to the riot workload only, not {name!r}")
     if name not in WORKLOADS:
         raise ReuseError(f"unknown workload {name!r} (choose from {', '.join(WORKLOADS)})")
-    if name == "riot":
+    path = Path(folder) if folder is not None else workload_folder(name)
+    if not path.is_dir():
+        what = {"riot": "RIoTBench data", "opmw": "OPMW corpus", "figure1": "Figure 1 fixture"}
+        raise ReuseError(f"{what[name]} folder is missing (run the set-up)", file=str(path))
+    if name == "figure1":
+        flows = load_dataflows([path])
+    elif name == "riot":
         from reuse.workloads import riotbench
-        folder = data_dir() / "riotbench"
-        if not folder.is_dir():
-            raise ReuseError("RIoTBench data folder is missing (run the set-up)", file=str(folder))
-        dicts = riotbench.build_dataflows(folder, keying=keying)
+        flows = [parse_dataflow(d, source=f"riot:{d['id']}")
+                 for d in riotbench.build_dataflows(path, keying=keying)]
     else:
         from reuse.workloads import opmw
-        folder = data_dir() / "opmw" / "wings-corpus"
-        if not folder.is_dir():
-            raise ReuseError("OPMW corpus folder is missing (run the set-up)", file=str(folder))
         with warnings.catch_warnings():
             if quiet:
                 warnings.simplefilter("ignore", opmw.OpmwWarning)
-            corpus = opmw.load_corpus(folder)
+            corpus = opmw.load_corpus(path)
         kwargs = {} if seed is None else {"seed": seed}
         dicts = opmw.select(corpus.dataflows, n=None if all_usable else 35, **kwargs)
-    return [parse_dataflow(d, source=f"{name}:{d['id']}") for d in dicts]
+        flows = [parse_dataflow(d, source=f"opmw:{d['id']}") for d in dicts]
+    return sorted(flows, key=lambda f: f.id)

@@ -10,7 +10,7 @@ import pytest
 from reuse.dataflow import Dataflow
 from reuse.traces import Op, load_trace
 from reuse.viz import Timeline, delta_html, details_html, render_data, to_svg
-from reuse.viz.sources import Paths, load_workload, make_trace
+from reuse.viz.sources import Paths, load_scenario
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SVG = "{http://www.w3.org/2000/svg}"
@@ -128,22 +128,25 @@ def test_panels(timeline: Timeline) -> None:
 
 
 def test_sources_traces(figure1: dict[str, Dataflow]) -> None:
-    assert make_trace("file", "figure1", figure1) == load_trace(FIXTURES / "figure1-trace.json")
-    seq = make_trace("seq", "figure1", figure1, seed=3)
-    assert seq == make_trace("seq", "figure1", figure1, seed=3) and len(seq) == 8
-    rw = make_trace("rw", "figure1", figure1, seed=1)
+    flows, ops = load_scenario("figure1", "file")
+    assert set(flows) == {"A", "B", "C", "D"}
+    assert ops == load_trace(FIXTURES / "figure1-trace.json")
+    _, seq = load_scenario("figure1", "seq", seed=3, flows=figure1)
+    assert seq == load_scenario("figure1", "seq", seed=3)[1] and len(seq) == 8
+    _, rw = load_scenario("figure1", "rw", seed=1, flows=figure1)
     assert Timeline(figure1, rw, check=True).steps == len(rw)
+    sub, ops = load_scenario("figure1", "seq", subset=2, flows=figure1)
+    assert len(sub) == 2 and {o.dag for o in ops} == set(sub)
     with pytest.raises(ValueError):
-        make_trace("zigzag", "figure1", figure1)
-    assert set(load_workload("figure1")) == {"A", "B", "C", "D"}
+        load_scenario("figure1", "zigzag")
 
 
 def test_riot_workload_replays() -> None:
     paths = Paths.default()
     if not paths.riot.is_dir():
         pytest.skip(f"{paths.riot} missing (scripts/setup.sh copies it)")
-    flows = load_workload("riot", paths)
-    tl = Timeline(flows, make_trace("rw", "riot", flows, seed=1))
+    flows, ops = load_scenario("riot", "rw", seed=1, paths=paths)
+    tl = Timeline(flows, ops)
     assert len(flows) == 21 and tl.steps > 100
     assert max(t.reuse_count for s in tl for t in s.tasks.values()) >= 3
     for step in (1, tl.steps // 2, tl.steps):
