@@ -12,12 +12,16 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reuse.dataflow import Dataflow, load_dataflow, load_dataflows
 from reuse.equivalence import check_dedup, dedup
 from reuse.errors import ReuseError
 
-__all__ = ["main", "build_parser"]
+if TYPE_CHECKING:
+    from reuse.traces import Op
+
+__all__ = ["main", "build_parser", "load_replay_inputs", "add_replay_arguments"]
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -59,13 +63,31 @@ def _load_dir(directory: str, allow_dedup: bool) -> dict[str, Dataflow]:
     return {f.id: f for f in flows}
 
 
-def cmd_plan(args: argparse.Namespace) -> int:
-    from reuse.planner import replay, reuse_histogram, write_csv
+def load_replay_inputs(args: argparse.Namespace) -> tuple[dict[str, Dataflow], list[Op]]:
+    """The dataflows of ``--dags`` and the trace of ``--trace``, checked against each other
+    (every command that replays a trace reads its input here, with the same errors)."""
     from reuse.traces import check_trace, load_trace
 
     flows = _load_dir(args.dags, args.dedup)
     ops = load_trace(args.trace)
     check_trace(ops, flows, file=args.trace)
+    return flows, ops
+
+
+def add_replay_arguments(p: argparse.ArgumentParser, out_help: str) -> None:
+    """``--dags``, ``--trace``, ``--out``, ``--no-check`` and ``--dedup``, as ``reuse plan``
+    takes them."""
+    p.add_argument("--dags", required=True, help="directory of dataflow JSON files")
+    p.add_argument("--trace", required=True, help="trace JSON file")
+    p.add_argument("--out", required=True, help=out_help)
+    p.add_argument("--no-check", action="store_true", help="skip the per-step invariant check")
+    p.add_argument("--dedup", action="store_true")
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from reuse.planner import replay, reuse_histogram, write_csv
+
+    flows, ops = load_replay_inputs(args)
     records = replay(flows, ops, check=not args.no_check)
     write_csv(records, args.out)
     if records:
@@ -141,11 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.set_defaults(func=cmd_validate)
 
     pl = sub.add_parser("plan", help="replay a trace through the manager (no runtime)")
-    pl.add_argument("--dags", required=True, help="directory of dataflow JSON files")
-    pl.add_argument("--trace", required=True, help="trace JSON file")
-    pl.add_argument("--out", required=True, help="CSV to write, one row per op")
-    pl.add_argument("--no-check", action="store_true", help="skip the per-step invariant check")
-    pl.add_argument("--dedup", action="store_true")
+    add_replay_arguments(pl, "CSV to write, one row per op")
     pl.set_defaults(func=cmd_plan)
 
     for name, func, helptext in (("submit", cmd_submit, "submit dataflow files (persistent)"),
@@ -169,10 +187,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_layer_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Sub-commands of the other layers, added explicitly (nothing registers itself)."""
-    from reuse import cli_workloads
+    from reuse import cli_billing, cli_workloads
     from reuse.placement import cli as placement_cli
     from reuse.runtime import cli as runtime_cli
     cli_workloads.add_parsers(sub)
+    cli_billing.add_parsers(sub)
     runtime_cli.add_parsers(sub)
     placement_cli.add_parser(sub)
 

@@ -13,6 +13,7 @@ __all__ = [
     "TraceError",
     "ManagerError",
     "StateError",
+    "CostError",
 ]
 
 
@@ -84,3 +85,7 @@ class ManagerError(ReuseError):
 
 class StateError(ReuseError):
     """The persisted manager state cannot be read back."""
+
+
+class CostError(ReuseError):
+    """A cost calibration file is malformed or does not price a task type (see reuse.billing)."""

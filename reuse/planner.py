@@ -22,7 +22,7 @@ from reuse.manager import Manager
 from reuse.plan import PlanDelta
 from reuse.traces import Op, check_trace
 
-__all__ = ["StepRecord", "replay", "write_csv", "reuse_histogram", "CSV_COLUMNS"]
+__all__ = ["StepRecord", "replay", "write_csv", "write_table", "reuse_histogram", "CSV_COLUMNS"]
 
 CSV_COLUMNS = ["step", "op", "dag", "default_tasks", "reuse_tasks", "running_dags",
                "submitted_dags", "started", "stopped", "reused", "reuse_counts"]
@@ -94,12 +94,18 @@ def reuse_histogram(records: Iterable[StepRecord], max_bin: int = 6) -> dict[str
 
 def write_csv(records: Iterable[StepRecord], path: str | Path) -> None:
     """Write the per-step CSV atomically (a failed run leaves no half-written file)."""
+    write_table(path, CSV_COLUMNS, (rec.row() for rec in records))
+
+
+def write_table(path: str | Path, columns: Sequence[str], rows: Iterable[Mapping[str, Any]],
+                ) -> None:
+    """Write dict rows as CSV through a temporary file renamed into place (atomic)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=CSV_COLUMNS)
+        w = csv.DictWriter(fh, fieldnames=list(columns))
         w.writeheader()
-        for rec in records:
-            w.writerow(rec.row())
+        for row in rows:
+            w.writerow(row)
     os.replace(tmp, path)

@@ -9,9 +9,11 @@ import json
 from collections.abc import Iterable
 from html import escape
 
-from reuse.viz.model import Snapshot
+from reuse.billing import UNIT_COSTS, Charge, TaskCosts
+from reuse.errors import CostError
+from reuse.viz.model import Snapshot, TaskView
 
-__all__ = ["delta_html", "details_html"]
+__all__ = ["delta_html", "details_html", "cost_share_html"]
 
 
 def _ids(items: Iterable[str]) -> str:
@@ -55,8 +57,28 @@ def delta_html(snap: Snapshot, total_steps: int | None = None) -> str:
     return "".join(out)
 
 
-def details_html(snap: Snapshot, task_id: str | None) -> str:
-    """A task's type, config (pretty JSON), the dataflows it serves, reuse count, running DAG.
+def cost_share_html(snap: Snapshot, task: TaskView, costs: TaskCosts = UNIT_COSTS) -> str:
+    """What a task costs per step and each user's share of it (the Shapley share of
+    :mod:`reuse.billing`: its cost split equally among the dataflows it serves at this step).
+
+    A task stopped at this step is not billed for it: a step is billed on the state after it.
+    """
+    if snap.step and task.id in snap.stopped:
+        return "none: stopped at this step (a step bills the tasks running after it)"
+    try:
+        weight = costs.weight(task.type)
+    except CostError as exc:
+        return f"unknown: {escape(exc.message)}"
+    split = Charge(task.id, weight, frozenset(task.users)).split()
+    share = next(iter(split.values()))
+    each = "paid by" if len(split) == 1 else "to each of"
+    return (f'<span class="cost-share">{share:.4g}</span> per step {each} {_ids(sorted(split))} '
+            f"({weight:g} {escape(costs.unit)} \u00f7 {len(split)})")
+
+
+def details_html(snap: Snapshot, task_id: str | None, costs: TaskCosts = UNIT_COSTS) -> str:
+    """A task's type, config (pretty JSON), the dataflows it serves, reuse count, running DAG,
+    and each dataflow's share of its cost (``costs``: unit weights unless given).
 
     An empty ``task_id`` gives a hint; a task that is not in this step's snapshot says so (the
     selection survives stepping, so a user can follow a task until it stops).
@@ -76,6 +98,7 @@ def details_html(snap: Snapshot, task_id: str | None) -> str:
             ("running DAG", f"<code>{escape(t.running_dag)}</code>"),
             ("reuse count", f'<span class="reuse-count">{t.reuse_count}</span>'),
             (f"{served} dataflows", f'<span class="task-users">{_ids(t.users)}</span>'),
+            ("cost share", cost_share_html(snap, t, costs)),
             ("as submitted tasks", _ids(local)),
             ("parents", _ids(t.parents))]
     table = "".join(f'<tr><td style="padding-right:8px;vertical-align:top">{k}</td>'

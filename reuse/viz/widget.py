@@ -4,8 +4,8 @@ Controls choose a workload (Figure 1, RIoTBench, OPMW), a trace kind and seed; a
 to an ``IntSlider`` steps through it. The scene is the SVG of :mod:`reuse.viz.svg`, shown by
 :class:`SceneView`, a small anywidget whose front-end sends the id of a clicked task back to the
 kernel (a plain ``widgets.HTML`` cannot); the details panel then shows that task's type, config,
-users and reuse count. Everything shown is computed by the kernel-free modules
-(:mod:`~reuse.viz.model`, :mod:`~reuse.viz.scene`, :mod:`~reuse.viz.panels`).
+users, reuse count and each user's share of its cost. Everything shown is computed by the
+kernel-free modules (:mod:`~reuse.viz.model`, :mod:`~reuse.viz.scene`, :mod:`~reuse.viz.panels`).
 
 Papermill keeps no widget state, so for batch runs use :meth:`Visualizer.figure` or
 :meth:`Visualizer.save_png` (static matplotlib pictures of the same scene).
@@ -22,6 +22,7 @@ import ipywidgets as widgets
 import traitlets
 from matplotlib.figure import Figure
 
+from reuse.billing import UNIT_COSTS, TaskCosts
 from reuse.dataflow import Dataflow
 from reuse.traces import Op
 from reuse.viz.model import Snapshot, Timeline
@@ -112,14 +113,19 @@ class Visualizer:
         to 8 dataflows, where they fit).
     static
         When displayed, also show a PNG of the current step: the output a papermill run keeps.
+    costs
+        Task prices for the details panel's cost share (default: 1 per task per step; see
+        :mod:`reuse.billing`).
     """
 
     def __init__(self, workload: str = "figure1", trace: str = "file", seed: int = 1,
                  subset: int | None = None, *, flows: Mapping[str, Dataflow] | None = None,
                  ops: Sequence[Op] | None = None,
                  paths: Paths | None = None, paused: Mapping[int, Iterable[str]] | None = None,
-                 show_submitted: bool | None = None, static: bool = False) -> None:
+                 show_submitted: bool | None = None, static: bool = False,
+                 costs: TaskCosts = UNIT_COSTS) -> None:
         self.paths = paths or Paths.default()
+        self.costs = costs
         self.static_too = static
         self._paused = paused
         self._auto_submitted = show_submitted is None
@@ -226,7 +232,7 @@ class Visualizer:
 
     def _show_details(self) -> None:
         if self.timeline is not None:
-            self.details.value = details_html(self.snapshot, self.scene.selected)
+            self.details.value = details_html(self.snapshot, self.scene.selected, self.costs)
 
     def select(self, task_id: str) -> None:
         """Select a task as a click would."""

@@ -152,3 +152,32 @@ def test_riot_workload_replays() -> None:
     for step in (1, tl.steps // 2, tl.steps):
         scene = render_data(tl[step], total_steps=tl.steps)
         assert len(scene.task_nodes()) == len(tl[step].tasks)
+
+
+def test_details_show_the_cost_share(timeline: Timeline) -> None:
+    """A clicked task shows each user's share of its cost: the Shapley share of reuse.billing,
+    the same numbers ``reuse bill`` adds up."""
+    from reuse.billing import TaskCosts, bills, planner_steps
+
+    def share(html: str) -> float:
+        node = ET.fromstring(html.replace("&ndash;", "-"))
+        return float(next(e for e in node.iter() if e.get("class") == "cost-share").text or "")
+
+    snap = timeline[3]  # A, B, C present; A.src serves all three
+    assert share(details_html(snap, "A.src")) == pytest.approx(1 / 3, abs=1e-4)
+    assert "to each of" in details_html(snap, "A.src")
+    assert share(details_html(snap, "B.slr")) == pytest.approx(1 / 2)
+    assert "paid by <code>A</code>" in details_html(snap, "A.avg")
+    priced = TaskCosts({"SYS": 6.0}, default=1.0, unit="CPU-s")
+    assert share(details_html(snap, "A.src", priced)) == pytest.approx(2.0)
+    assert "6 CPU-s" in details_html(snap, "A.src", priced)
+    # the step's shares of every running task add up to what reuse bill charges each dataflow
+    steps, _ = planner_steps(timeline.flows, timeline.ops, priced)
+    for dag in snap.submitted:
+        mine = sum(share(details_html(snap, t, priced)) for t, v in snap.tasks.items()
+                   if dag in v.users)
+        billed = next(b for b in bills(steps) if b.dag == dag).per_step[3]
+        assert mine == pytest.approx(billed, abs=1e-3)
+    # a task stopped at this step is not billed for it
+    assert "none: stopped at this step" in details_html(timeline[5], "B.out")
+    assert "cost-share" not in details_html(timeline[5], "B.out")
