@@ -1,4 +1,5 @@
-"""``reuse run`` end to end on a tiny trace, both modes, on the shared local session."""
+"""``reuse run`` end to end on a tiny trace, both modes, on the shared local session (the
+shared-query engine by default; the Redis test runs the paper's partial DAGs)."""
 
 from __future__ import annotations
 
@@ -53,10 +54,12 @@ def test_run_writes_csv_for_both_modes(spark: Any, tmp_path: Path,
         assert sum(int(r["events_out"]) for r in rows) > 0
         assert any(r["p50_latency_ms"] != "" for r in rows)
         tasks[mode] = [int(r["running_tasks"]) for r in rows]
+        # the default engine is the shared query: one query throughout, nothing paused
+        assert {(r["queries"], r["paused_tasks"]) for r in rows} == {("1", "0")}
     # etl-annotate-sys reuses all but its sink: 7 + 1 tasks with reuse, 7 + 6 without
     assert tasks["reuse"][:2] == [7, 8] and tasks["default"][:2] == [7, 13]
     err = capsys.readouterr().err
-    assert "[reuse 3/3" in err and "[default 3/3" in err
+    assert "[reuse-inplace 3/3" in err and "[default-inplace 3/3" in err
 
 
 def _pid_alive(pid: int) -> bool:
@@ -107,7 +110,6 @@ def test_run_on_local_standalone_cluster(tmp_path: Path) -> None:
     port, ui = _free_port(), _free_port()
     cdir = tmp_path / "cluster"
     dags, trace = _tiny_trace(tmp_path)
-    out = tmp_path / "cluster.csv"
     reuse = [sys.executable, "-m", "reuse"]
     start = subprocess.run([*reuse, "cluster", "start", "--dir", str(cdir), "--port", str(port),
                             "--ui-port", str(ui)],
@@ -115,22 +117,26 @@ def test_run_on_local_standalone_cluster(tmp_path: Path) -> None:
     try:
         assert start.returncode == 0, start.stderr
         url = json.loads(start.stdout)["url"]
-        run = subprocess.run([*reuse, "run", "--dags", str(dags), "--trace", str(trace),
-                              "--mode", "reuse", "--master", url, "--cluster-dir", str(cdir),
-                              "--step-seconds", "5", "--trigger-seconds", "1",
-                              "--warmup-seconds", "2", "--out", str(out),
-                              "--root", str(tmp_path / "run")],
-                             capture_output=True, text=True, timeout=400)
-        assert run.returncode == 0, run.stderr[-2000:]
+        for mode in ("reuse", "default"):  # the shared query, both planners
+            run = subprocess.run([*reuse, "run", "--dags", str(dags), "--trace", str(trace),
+                                  "--mode", mode, "--merge", "inplace", "--master", url,
+                                  "--cluster-dir", str(cdir), "--step-seconds", "5",
+                                  "--trigger-seconds", "1", "--warmup-seconds", "2",
+                                  "--out", str(tmp_path / f"cluster-{mode}.csv"),
+                                  "--root", str(tmp_path / f"run-{mode}")],
+                                 capture_output=True, text=True, timeout=400)
+            assert run.returncode == 0, run.stderr[-2000:]
     finally:
         stop = subprocess.run([*reuse, "cluster", "stop", "--dir", str(cdir)],
                               capture_output=True, text=True, timeout=120)
     assert json.loads(stop.stdout)["left"] == {}
-    rows = list(csv.DictReader(out.open()))
-    assert [int(r["running_tasks"]) for r in rows][:2] == [7, 8]
-    assert all(r["lost"] == "0" and r["duplicated"] == "0" for r in rows)
-    # the cluster's master and worker JVMs are measured too (not only the driver)
-    assert all(float(r["cores"]) > 0 for r in rows)
+    for mode, tasks in (("reuse", [7, 8]), ("default", [7, 13])):
+        rows = list(csv.DictReader((tmp_path / f"cluster-{mode}.csv").open()))
+        assert [int(r["running_tasks"]) for r in rows][:2] == tasks
+        assert all(r["lost"] == "0" and r["duplicated"] == "0" for r in rows)
+        assert {r["queries"] for r in rows} == {"1"}
+        # the cluster's master, worker and executor JVMs are measured (not only the driver)
+        assert all(float(r["cores"]) > 0 for r in rows)
 
 
 def _free_port() -> int:
