@@ -1,7 +1,7 @@
 """Bills per dataflow and who gets the saving, as data and plots for the billing notebook.
 
 :func:`billing_run` prices a workload's trace (the notebooks' SEQ, RW1 and RW2, from
-:func:`reuse.figures.make_trace`) with :mod:`reuse.billing`; the ``plot_*`` functions draw it on
+:func:`reuse.trace_registry.build_trace`) with :mod:`reuse.billing`; the ``plot_*`` functions draw it on
 a matplotlib axis; :func:`billing_figures` does every trace of a workload and saves the PNGs and
 a summary table (``summary_billing_<workload>.csv``, which the batch gathers).
 """
@@ -28,7 +28,7 @@ from reuse.billing import (
     tenancies,
 )
 from reuse.dataflow import Dataflow
-from reuse.figures import make_trace
+from reuse.trace_registry import build_trace
 
 __all__ = ["BillingRun", "billing_run", "summary_rows", "plot_bills", "plot_arrivals",
            "billing_figures"]
@@ -67,7 +67,7 @@ class BillingRun:
 def billing_run(workload: str, trace: str, flows: Sequence[Dataflow],
                 costs: TaskCosts = UNIT_COSTS, walk: int | None = None) -> BillingRun:
     """Price the trace ``trace`` of a workload (``walk`` shortens random walks)."""
-    ops = make_trace(workload, trace, [f.id for f in flows], walk=walk)
+    ops = list(build_trace(workload, trace, flows, walk=walk).ops)
     steps, _ = planner_steps({f.id: f for f in flows}, ops, costs, check=False)
     return BillingRun(workload, trace, steps, costs.unit)
 

@@ -141,7 +141,9 @@ LIVE_STYLE = {"default": ("Default", "tab:red"), "reuse": ("Reuse (paper: partia
                                                          "tab:blue"),
               "reuse-stop": ("Reuse (partial DAGs, stop)", "tab:cyan"),
               "reuse-relaunch": ("Reuse (relaunch, stop)", "tab:green"),
-              "reuse-relaunch-lazy": ("Reuse (relaunch, lazy stop)", "tab:olive")}
+              "reuse-relaunch-lazy": ("Reuse (relaunch, lazy stop)", "tab:olive"),
+              "default-inplace": ("Default (shared query)", "tab:orange"),
+              "reuse-inplace": ("Reuse (shared query)", "tab:purple")}
 
 
 def plot_cores(runs: Mapping[str, pd.DataFrame], ax: Any, workload: str, trace: str) -> None:
@@ -162,8 +164,10 @@ def plot_cores(runs: Mapping[str, pd.DataFrame], ax: Any, workload: str, trace: 
 
 
 def live_summary_row(default: pd.DataFrame, reuse: pd.DataFrame, workload: str,
-                     trace: str, mode: str = "reuse") -> dict[str, Any]:
-    """Tasks and cores at the Default peak and on average, Default vs one Reuse mode.
+                     trace: str, mode: str = "reuse", baseline: str = "default",
+                     ) -> dict[str, Any]:
+    """Tasks and cores at the Default peak and on average, a Default run (``baseline``: the
+    query-per-DAG ``default``, or ``default-inplace`` on the shared query) vs one Reuse mode.
 
     ``steps_reuse_above_default`` counts the steps where Reuse measured more cores than Default
     (the issue's "never above" goal); ``lost``/``duplicated`` add both runs' accounting.
@@ -174,7 +178,8 @@ def live_summary_row(default: pd.DataFrame, reuse: pd.DataFrame, workload: str,
     core_saving = 1 - r_peak["cores"] / d_peak["cores"]
     paper = PAPER.get((workload, trace), {})
     return {
-        "workload": workload, "trace": trace, "mode": mode, "steps": len(default),
+        "workload": workload, "trace": trace, "mode": mode, "baseline": baseline,
+        "steps": len(default),
         "peak_step": int(d_peak["step"]),
         "peak_tasks": f"{int(d_peak['running_tasks'])} -> {int(r_peak['running_tasks'])}",
         "peak_cores": f"{d_peak['cores']:.2f} -> {r_peak['cores']:.2f}",

@@ -11,15 +11,16 @@ import pytest  # noqa: E402
 
 from reuse.billing import TaskCosts  # noqa: E402
 from reuse.billing_figures import billing_figures, billing_run, summary_rows  # noqa: E402
-from reuse.figures import make_trace  # noqa: E402
 from reuse.planner import replay  # noqa: E402
+from reuse.trace_registry import build_trace  # noqa: E402
 from reuse.workloads.registry import data_dir, load_workload  # noqa: E402
 
 
 def test_summary_of_figure1_seq(figure1) -> None:
     flows = list(figure1.values())
     run = billing_run("figure1", "seq", flows)
-    records = replay(figure1, make_trace("figure1", "seq", list(figure1)))
+    ops = list(build_trace("figure1", "seq", flows).ops)
+    records = replay(figure1, ops)
     rows = {r["rule"]: r for r in summary_rows(run)}
     for r in rows.values():  # both rules bill what the planner ran, task-steps
         assert r["cost_reuse"] == sum(rec.reuse_tasks for rec in records)
@@ -28,7 +29,7 @@ def test_summary_of_figure1_seq(figure1) -> None:
         assert r["saving_pct_min"] == 0  # D shares nothing
         assert r["stays"] == r["dataflows"] == 4
     frame = run.frame()
-    assert list(frame["dag"]) == [op.dag for op in make_trace("figure1", "seq", list(figure1))][:4]
+    assert list(frame["dag"]) == [op.dag for op in ops][:4]
     assert (frame["bill_shapley"] <= frame["standalone"]).all()
     priced = billing_run("figure1", "seq", flows, TaskCosts({"SYS": 2.0}, unit="CPU-s"))
     assert priced.unit == "CPU-s" and summary_rows(priced)[0]["cost_alone"] > rows["shapley"][

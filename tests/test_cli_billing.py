@@ -13,7 +13,7 @@ import pytest
 
 from reuse.cli import main
 from reuse.dataflow import load_dataflows
-from reuse.figures import make_trace
+from reuse.trace_registry import build_trace
 from reuse.traces import dump_trace
 from reuse.workloads.registry import data_dir
 
@@ -152,7 +152,7 @@ def workload_dirs(tmp_path_factory):
 @pytest.mark.parametrize("trace", ["seq", "rw1", "rw2"])
 def test_bill_every_workload_and_trace(workload_dirs, tmp_path, workload, trace):
     dags = workload_dirs / workload
-    ids = [f.id for f in load_dataflows([dags])]
-    dump_trace(make_trace(workload, trace, ids), tmp_path / "t.json")
+    flows = load_dataflows([dags])
+    dump_trace(list(build_trace(workload, trace, flows).ops), tmp_path / "t.json")
     billed = check_against_plan(dags, tmp_path / "t.json", tmp_path, "--no-check")
     assert any(float(r["saving_pct"]) > 0 for r in billed)
