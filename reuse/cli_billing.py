@@ -13,12 +13,19 @@ __all__ = ["add_parsers"]
 
 def cmd_bill(args: argparse.Namespace) -> int:
     if args.run is not None:
-        raise ReuseError("--run: bills from a live run's measured task CPU are not available "
-                         "yet (the runtime does not record per-task CPU); bill with --costs "
-                         "COSTS.json or unit costs", file=args.run)
-    costs = load_costs(args.costs) if args.costs else UNIT_COSTS
-    flows, ops = load_replay_inputs(args)
-    steps, _ = planner_steps(flows, ops, costs, check=not args.no_check)
+        from reuse.billing_live import live_steps
+
+        flows, ops = load_replay_inputs(args)
+        steps = live_steps(args.run)
+        if len(steps) != len(ops):
+            raise ReuseError(f"the run has {len(steps)} operations but the trace {len(ops)}: "
+                             "not this trace's run", file=args.run)
+        costs_unit = "CPU seconds (measured)"
+    else:
+        costs = load_costs(args.costs) if args.costs else UNIT_COSTS
+        flows, ops = load_replay_inputs(args)
+        steps, _ = planner_steps(flows, ops, costs, check=not args.no_check)
+        costs_unit = costs.unit
     rows = bills(steps, args.rule)
     write_bills(rows, args.out, [s.step for s in steps] if args.per_step else None)
     total = sum(s.total for s in steps)
@@ -27,7 +34,7 @@ def cmd_bill(args: argparse.Namespace) -> int:
     balance = ("bills add up to the total" if abs(billed - total) <= 1e-9 * max(1.0, total)
                else f"bills add up to {billed:g}")
     savings = [b.saving_pct for b in rows]
-    print(f"{len(rows)} dataflows -> {args.out}; {args.rule} rule, {costs.unit}: {total:g} with "
+    print(f"{len(rows)} dataflows -> {args.out}; {args.rule} rule, {costs_unit}: {total:g} with "
           f"reuse vs {alone:g} alone ({1 - total / alone if alone else 0:.1%} saved); {balance}"
           + (f"; saving per dataflow {min(savings):.1f}%..{max(savings):.1f}%" if rows else ""))
     return 0
@@ -41,7 +48,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     src = b.add_mutually_exclusive_group()
     src.add_argument("--costs", help="calibration JSON: a cost per step for each task type "
                      '({"types": {"T": 0.5, ...}, "default": 1.0}); default: 1 per task')
-    src.add_argument("--run", help="a live run's directory: bill its measured CPU (not yet)")
+    src.add_argument("--run", help="a live run's directory (reuse run --merge inplace --root "
+                     "DIR): bill each task's measured CPU per step")
     b.add_argument("--per-step", action="store_true",
                    help="add a step_<k> column per step with each dataflow's share")
     b.add_argument("--rule", choices=sorted(RULES), default="shapley",

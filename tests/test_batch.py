@@ -19,8 +19,13 @@ pytestmark = pytest.mark.skipif(not (data_dir() / "riotbench").is_dir(),
 def _table_rows(summary: str, section: str) -> list[dict[str, str]]:
     """The rows of the markdown table under ``## <section>`` of a summary.md, by column name."""
     lines = summary.split(f"\n## {section}\n", 1)[1].strip().splitlines()
-    cells = [[c.strip() for c in line.strip().strip("|").split("|")]
-             for line in lines if line.startswith("|")]
+    table = []
+    for line in lines:  # the section's first table only (later sections have their own)
+        if line.startswith("|"):
+            table.append(line)
+        elif table:
+            break
+    cells = [[c.strip() for c in line.strip().strip("|").split("|")] for line in table]
     header, body = cells[0], cells[2:]  # cells[1] is the |---| rule
     return [dict(zip(header, row, strict=True)) for row in body]
 

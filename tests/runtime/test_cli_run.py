@@ -58,6 +58,25 @@ def test_run_writes_csv_for_both_modes(spark: Any, tmp_path: Path,
         assert {(r["queries"], r["paused_tasks"]) for r in rows} == {("1", "0")}
     # etl-annotate-sys reuses all but its sink: 7 + 1 tasks with reuse, 7 + 6 without
     assert tasks["reuse"][:2] == [7, 8] and tasks["default"][:2] == [7, 13]
+    # live bills: each task's measured CPU split among its users adds up to the task CPU
+    # the engine measured, and a dataflow that shares nothing pays exactly its own tasks
+    for mode in ("reuse", "default"):
+        bills_csv = tmp_path / f"bills-{mode}.csv"
+        assert main(["bill", "--dags", str(dags), "--trace", str(trace), "--run",
+                     str(tmp_path / mode), "--out", str(bills_csv)]) == 0
+        billed = {r["dag"]: r for r in csv.DictReader(bills_csv.open())}
+        measured = sum(sum(json.loads(line)["task_cpu_s"].values()) for line in
+                       (tmp_path / mode / "batches.jsonl").read_text().splitlines())
+        assert measured > 0
+        assert sum(float(r["bill"]) for r in billed.values()) == pytest.approx(measured, rel=1e-6)
+        if mode == "default":
+            assert all(float(r["bill"]) == pytest.approx(float(r["standalone"]))
+                       for r in billed.values())
+        else:  # etl-annotate-sys shares all but its sink with etl-sys: it pays less alone
+            r = billed["etl-annotate-sys"]
+            assert float(r["bill"]) < float(r["standalone"])
+    assert main(["bill", "--dags", str(dags), "--trace", str(trace), "--run", str(tmp_path),
+                 "--out", str(tmp_path / "x.csv")]) == 1  # not a run directory: one line
     err = capsys.readouterr().err
     assert "[reuse-inplace 3/3" in err and "[default-inplace 3/3" in err
 
