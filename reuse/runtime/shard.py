@@ -52,6 +52,9 @@ def run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
         b = hi if t["end"] is None else min(hi, int(t["end"]))
         c0 = time.process_time()
         if t["kind"] == "source":
+            if a >= b:  # outside its window in this batch: no events, no CPU to bill
+                outputs[tid] = []
+                continue
             outputs[tid] = [source_event(t["stream"], t["type"], seq, t0, rate, data_dir)
                             for seq in range(a, b)]
             generated += len(outputs[tid])
