@@ -121,45 +121,46 @@ def main() -> None:
               f"{results[m]['effects']['submit_to_first_output_triggers']}; largest rise of a "
               f"running dataflow's output latency after an op "
               f"{results[m]['effects']['max_latency_excess_triggers']} triggers")
-    if "default" in rows:
-        for m in modes:
-            if m in ("default", "default-inplace"):
-                continue
-            # Reuse on the shared query is judged against Default on the same engine
-            base = "default-inplace" if m == "reuse-inplace" and "default-inplace" in rows \
-                else "default"
-            d = rows[base]
-            r = rows[m]
-            # the peak as the mean of its step and the next (one 15 s step is noisy)
-            win = [peak, min(peak + 1, len(ops) - 1)]
-            dc = sum(d[i]["cores"] for i in win) / len(win)
-            rc = sum(r[i]["cores"] for i in win) / len(win)
-            above = [(i + 1, round(r[i]["cores"] - d[i]["cores"], 3)) for i in range(len(ops))
-                     if r[i]["cores"] > d[i]["cores"]]
-            saving = 1 - rc / dc
-            # sources are shared replay streams in both modes: the non-source task saving
-            ns = 1 - r[peak]["running_tasks"] / max(1, d[peak]["running_tasks"])
-            p99 = max((x["p99_latency_ms"] or 0) for x in r)
-            summary[m] = {"baseline": base, "peak_cores": round(rc, 3),
-                          "default_peak_cores": round(dc, 3),
-                          "core_saving": round(saving, 3),
-                          "ratio": round(saving / task_saving, 3),
-                          "nonsource_task_saving": round(ns, 3),
-                          "ratio_nonsource": round(saving / ns, 3) if ns > 0 else None,
-                          "steps_above_default": above,
-                          "mean_cores": round(sum(x["cores"] for x in r) / len(r), 3),
-                          "default_mean_cores": round(sum(x["cores"] for x in d) / len(d), 3),
-                          "max_p99_ms": p99,
-                          "default_max_p99_ms": max((x["p99_latency_ms"] or 0) for x in d),
-                          "lost": sum(x["lost"] or 0 for x in r),
-                          "duplicated": sum(x["duplicated"] or 0 for x in r)}
-            s = summary[m]
-            print(f"{m}: peak {rc:.3f} vs {base} {dc:.3f} cores: saving {saving:.1%} against "
-                  f"task saving {task_saving:.1%} (ratio {s['ratio']}; non-source tasks "
-                  f"{ns:.1%}, ratio {s['ratio_nonsource']}); mean {s['mean_cores']} "
-                  f"vs {s['default_mean_cores']}; above Default at {len(above)} of {len(ops)} "
-                  f"steps {above}; max p99 latency {p99} ms (Default "
-                  f"{s['default_max_p99_ms']}); lost {s['lost']}, duplicated {s['duplicated']}")
+    for m in modes:
+        if m in ("default", "default-inplace"):
+            continue
+        # Reuse on the shared query is judged against Default on the same engine
+        base = "default-inplace" if m == "reuse-inplace" and "default-inplace" in rows \
+            else "default"
+        if base not in rows:
+            continue
+        d = rows[base]
+        r = rows[m]
+        # the peak as the mean of its step and the next (one 15 s step is noisy)
+        win = [peak, min(peak + 1, len(ops) - 1)]
+        dc = sum(d[i]["cores"] for i in win) / len(win)
+        rc = sum(r[i]["cores"] for i in win) / len(win)
+        above = [(i + 1, round(r[i]["cores"] - d[i]["cores"], 3)) for i in range(len(ops))
+                 if r[i]["cores"] > d[i]["cores"]]
+        saving = 1 - rc / dc
+        # sources are shared replay streams in both modes: the non-source task saving
+        ns = 1 - r[peak]["running_tasks"] / max(1, d[peak]["running_tasks"])
+        p99 = max((x["p99_latency_ms"] or 0) for x in r)
+        summary[m] = {"baseline": base, "peak_cores": round(rc, 3),
+                      "default_peak_cores": round(dc, 3),
+                      "core_saving": round(saving, 3),
+                      "ratio": round(saving / task_saving, 3),
+                      "nonsource_task_saving": round(ns, 3),
+                      "ratio_nonsource": round(saving / ns, 3) if ns > 0 else None,
+                      "steps_above_default": above,
+                      "mean_cores": round(sum(x["cores"] for x in r) / len(r), 3),
+                      "default_mean_cores": round(sum(x["cores"] for x in d) / len(d), 3),
+                      "max_p99_ms": p99,
+                      "default_max_p99_ms": max((x["p99_latency_ms"] or 0) for x in d),
+                      "lost": sum(x["lost"] or 0 for x in r),
+                      "duplicated": sum(x["duplicated"] or 0 for x in r)}
+        s = summary[m]
+        print(f"{m}: peak {rc:.3f} vs {base} {dc:.3f} cores: saving {saving:.1%} against "
+              f"task saving {task_saving:.1%} (ratio {s['ratio']}; non-source tasks "
+              f"{ns:.1%}, ratio {s['ratio_nonsource']}); mean {s['mean_cores']} "
+              f"vs {s['default_mean_cores']}; above Default at {len(above)} of {len(ops)} "
+              f"steps {above}; max p99 latency {p99} ms (Default "
+              f"{s['default_max_p99_ms']}); lost {s['lost']}, duplicated {s['duplicated']}")
     if args.out:
         Path(args.out).write_text(json.dumps({"args": vars(args), "rows": rows,
                                               "summary": summary}, indent=1))

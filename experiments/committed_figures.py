@@ -5,7 +5,8 @@
 Everything here is the planner (no Spark): Figures 2 and 4 for the six workload/trace pairs
 (SEQ, RW1, RW2 with the registry's default seeds), Figure 4 both ways, and the random walks over
 ``--seeds`` seeds (bands, distributions, where the paper's walk and ours sit, the median-walk
-seed). ``summary.md`` names the command and parameters of each figure. The README's results
+seed), and the bills of fair cost sharing (``reuse.billing``, unit costs, Shapley and
+lifetime rules). ``summary.md`` names the command and parameters of each figure. The README's results
 section shows these files; re-run this script after a change that moves them. Figure 3 (live)
 is not made here: it needs Spark runs (``notebooks/live.ipynb``).
 """
@@ -25,6 +26,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from reuse.batch import ROOT, markdown_table  # noqa: E402
+from reuse.billing_figures import billing_figures  # noqa: E402
 from reuse.figure4 import replay_users  # noqa: E402
 from reuse.figures import PlannerRun, plot_reuse_histogram, plot_running_tasks, summary_row  # noqa: E402
 from reuse.figures_seeds import figure4_figures, plot_figure4_both, seeds_figures  # noqa: E402
@@ -81,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
                             capture_output=True).stdout.strip() or "unknown"
     command = f"python experiments/committed_figures.py --seeds {args.seeds}"
     files: dict[str, list[str]] = {}
-    planner, fig4, seeds, position, median = [], [], [], [], []
+    planner, fig4, seeds, position, median, billing = [], [], [], [], [], []
     for w in ("opmw", "riot"):
         flows = load_workload(w)
         names, summary, table = planner_panels(w, flows, out)
@@ -90,6 +92,11 @@ def main(argv: list[str] | None = None) -> int:
         stats = walk_stats(w, flows, range(1, args.seeds + 1))
         tables = seeds_figures(stats, flows, scratch, dpi=DPI)
         for name in (f"seeds_fig2_{w}.png", f"seeds_fig2_dist_{w}.png", f"seeds_fig4_dist_{w}.png"):
+            (scratch / name).replace(out / name)
+            names.append(name)
+        _, bills = billing_figures(w, flows, scratch)
+        billing.append(bills)
+        for name in [f"bills_{w}_{t}.png" for t in TRACES] + [f"arrivals_{w}.png"]:
             (scratch / name).replace(out / name)
             names.append(name)
         files[w] = names
@@ -128,6 +135,8 @@ def main(argv: list[str] | None = None) -> int:
             f"| `seeds_fig2_{w}.png` | Figure 2 over seeds: median and 10-90% band; our RW1/RW2 drawn over it | {W}; rw, seeds 1-{args.seeds} |",
             f"| `seeds_fig2_dist_{w}.png` | present DAGs, mean Default tasks, saving over seeds; paper's and our walks placed | {W}; rw, seeds 1-{args.seeds} |",
             f"| `seeds_fig4_dist_{w}.png` | the reused share over seeds, both readings | {W}; rw, seeds 1-{args.seeds} |",
+            f"| `bills_{w}_<trace>.png` | fair cost sharing: standalone cost against bill per dataflow (unit costs, Shapley) | {W}; SEQ, RW1, RW2 |",
+            f"| `arrivals_{w}.png` | each stay's saving against its arrival order, both rules | {W}; SEQ, RW1, RW2 |",
         ]
     parts += [
         "\n## Figure 2: running tasks (ours beside the paper's)\n",
@@ -145,6 +154,11 @@ def main(argv: list[str] | None = None) -> int:
         table(pd.concat(position, ignore_index=True)),
         "\nThe median-walk seed (`reuse.walks.median_walk_seed`, by mean Default running tasks):\n",
         table(pd.DataFrame(median)),
+        "\n## Fair cost sharing (unit costs)\n",
+        "Per workload, trace and rule (`reuse.billing_figures.summary_rows`): cost with reuse and "
+        "alone, the spread of the saving per dataflow, and how the saving splits between the "
+        "early and late halves of the arrivals.\n",
+        table(pd.concat(billing, ignore_index=True)),
     ]
     (out / "summary.md").write_text("\n".join(parts), encoding="utf-8")
     print(f"{sum(len(v) for v in files.values())} figures and summary.md -> {out}")

@@ -74,8 +74,10 @@ def test_tiny_batch_produces_every_planner_panel_and_summary(tmp_path):
     live = [line for line in summary.splitlines() if line.startswith("| riot | seq |") and "->" in line]
     assert live, summary
     import pandas as pd
-    row = pd.read_csv(out / "figures" / "summary_live_riot.csv").iloc[0]
-    assert row["lost"] == 0 and row["duplicated"] == 0
+    rows = pd.read_csv(out / "figures" / "summary_live_riot.csv")
+    assert (rows["lost"] == 0).all() and (rows["duplicated"] == 0).all()
+    # the shared-query Reuse is compared with Default on the same engine
+    assert rows.set_index("mode").loc["reuse-inplace", "baseline"] == "default-inplace"
     # the visualizer notebook: a static snapshot of the widget's scene
     assert (out / "figures" / "viz_figure1_file_step4.png").stat().st_size > 5000
     executed = nbformat.read(out / "notebooks" / "workload_riot.ipynb", as_version=4)
