@@ -116,7 +116,7 @@ def test_bill_trace_errors_are_plans(tmp_path, capsys, ops, expected):
     (["--costs", "MISSING"], "MISSING: cannot read file"),
     (["--costs", "BAD"], "BAD: cost of type 'SYS' must be a finite number >= 0"),
     (["--costs", "PARTIAL"], "PARTIAL: dag 'A': task 'parse': no cost for task type"),
-    (["--run", "RUN"], "RUN: --run: bills from a live run's measured task CPU are not available"),
+    (["--run", "RUN"], "RUN: is not a live run directory (no ledger.json)"),
 ])
 def test_bill_bad_input_is_one_line(tmp_path, capsys, args, expected):
     files = {"MISSING": tmp_path / "missing.json", "BAD": tmp_path / "bad.json",
