@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
-from reuse.runtime.execution import emitted_bound, source_event
+from reuse.runtime.execution import emitted_bound, next_offset, source_event
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -211,12 +211,8 @@ class _ReplayReader(DataSourceStreamReader):
         return {"seq": self.start}
 
     def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:
-        nxt = emitted_bound(self.t0, self.rate) + 1
-        if self.limit >= 0:
-            nxt = min(nxt, self.limit)
-        if start is not None:
-            nxt = max(nxt, int(start["seq"]))
-        return {"seq": nxt}
+        lo = None if start is None else int(start["seq"])
+        return {"seq": next_offset(self.t0, self.rate, limit=self.limit, start=lo)}
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         if int(end["seq"]) <= int(start["seq"]):

@@ -18,7 +18,7 @@ import orjson
 
 __all__ = ["SINK_TYPES", "task_kind", "build_task", "cached_task", "digest", "record",
            "record_line",
-           "parents_first", "source_event", "emitted_bound"]
+           "parents_first", "source_event", "emitted_bound", "next_offset"]
 
 SINK_TYPES = ("MQTTPublish", "Sink")
 _CACHE: dict[tuple[str, str, str], Any] = {}
@@ -188,3 +188,26 @@ def emitted_bound(t0_ms: int, rate: float, now_ms: float | None = None) -> int:
     """
     now = time.time() * 1000 if now_ms is None else now_ms
     return int((now - t0_ms) * rate // 1000)
+
+
+def next_offset(t0_ms: int, rate: float, *, limit: int = -1, start: int | None = None,
+                max_events: int = 0) -> int:
+    """The end (exclusive) of the ``seq`` a source may hand to the next batch: everything
+    emitted so far, but not past ``limit`` (``-1``: none), not behind ``start`` (the batch's
+    first ``seq``), and at most ``max_events`` past ``start`` (``0``: no bound).
+
+    Examples
+    --------
+    >>> next_offset(0, 10.0, start=3, max_events=5) <= 8
+    True
+    >>> next_offset(0, 10.0, limit=4, start=9)
+    9
+    """
+    nxt = emitted_bound(t0_ms, rate) + 1
+    if limit >= 0:
+        nxt = min(nxt, limit)
+    if start is not None:
+        if max_events > 0:
+            nxt = min(nxt, start + max_events)
+        nxt = max(nxt, start)
+    return nxt

@@ -42,7 +42,6 @@ generates its own source events.
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -54,8 +53,8 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 from reuse.dataflow import Dataflow
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.deploy import Deployment, Epoch
-from reuse.runtime.execution import emitted_bound
-from reuse.runtime.partial import read_json, write_json
+from reuse.runtime.execution import emitted_bound, next_offset
+from reuse.runtime.partial import BatchStates, write_json
 from reuse.runtime.planners import Planner, make_planner
 from reuse.runtime.policy import Policy
 
@@ -89,15 +88,9 @@ class _TickReader(DataSourceStreamReader):
         return {"seq": self.start}
 
     def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:
-        nxt = emitted_bound(self.t0, self.rate) + 1
-        if self.limit >= 0:
-            nxt = min(nxt, self.limit)
-        if start is not None:
-            lo = int(start["seq"])
-            if self.max_events > 0:
-                nxt = min(nxt, lo + self.max_events)
-            nxt = max(nxt, lo)
-        return {"seq": nxt}
+        lo = None if start is None else int(start["seq"])
+        return {"seq": next_offset(self.t0, self.rate, limit=self.limit, start=lo,
+                                   max_events=self.max_events)}
 
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
         lo, hi = int(start["seq"]), int(end["seq"])
@@ -146,7 +139,7 @@ def _worker(epoch: Epoch, states: dict[str, Any], opts: dict[str, Any], t0: int,
     def fn(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         import pandas as pd
 
-        from reuse.runtime.bus import safe_name
+        from reuse.runtime.partial import write_records
         from reuse.runtime.shard import encode_rows, run_shard
 
         rows: list[tuple[int, str, str, str]] = []
@@ -158,11 +151,7 @@ def _worker(epoch: Epoch, states: dict[str, Any], opts: dict[str, Any], t0: int,
                 mine = {t["id"]: states[t["id"]] for t in tasks if t["id"] in states}
                 res = run_shard(tasks, int(lo), int(hi), mine, opts, t0=t0, rate=rate)
                 for task, lines in res["sinks"].items():
-                    d = Path(sinks_dir) / safe_name(task)
-                    d.mkdir(parents=True, exist_ok=True)
-                    tmp = d / f".{key}.{os.getpid()}.tmp"
-                    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-                    os.replace(tmp, d / f"{key}.jsonl")
+                    write_records(sinks_dir, task, key, "\n".join(lines) + "\n")
                 rows += encode_rows(int(shard), {**res, "sinks": {}}, int(lo), int(hi))
         yield pd.DataFrame(rows, columns=["shard", "kind", "name", "text"])
 
@@ -176,8 +165,7 @@ class ShardHandler:
         self.engine = engine
         self.root = engine.root
         self.ckpt = engine.root / "ckpt" / QUERY / "spark"
-        self.state_dir = engine.root / "ckpt" / QUERY / "tstate"
-        self._last: tuple[int, dict[str, Any]] | None = None
+        self.states = BatchStates(engine.root / "ckpt" / QUERY / "tstate")
         self.batches = 0
         self.busy_s = 0.0
         self.processed = -1  # every seq below this is done
@@ -205,33 +193,13 @@ class ShardHandler:
         lo = self._offset(batch_id - 1) if batch_id > 0 else None
         return (self.engine.start_seq if lo is None else lo), hi
 
-    def _state_before(self, batch_id: int) -> dict[str, Any]:
-        if self._last is not None and self._last[0] == batch_id - 1:
-            return self._last[1]
-        best = -1
-        if self.state_dir.is_dir():
-            for n in os.listdir(self.state_dir):
-                if n.endswith(".json") and not n.startswith("."):
-                    b = int(n[:-5])
-                    if best < b < batch_id:
-                        best = b
-        return dict(read_json(self.state_dir / f"{best:09d}.json")) if best >= 0 else {}
-
-    def _save_state(self, batch_id: int, state: dict[str, Any]) -> None:
-        write_json(self.state_dir / f"{batch_id:09d}.json", state)
-        self._last = (batch_id, state)
-        try:
-            os.remove(self.state_dir / f"{batch_id - 10:09d}.json")
-        except FileNotFoundError:
-            pass
-
     def _batch(self, df: DataFrame, batch_id: int) -> None:
         t_start = time.time()
         c_start = time.process_time()
         lo, hi = self._range(batch_id)
         with self.engine.lock:
             epoch = self.engine.deployment.claim(lo, hi)
-        before = self._state_before(batch_id)
+        before = self.states.before(batch_id) or {}
         states = dict(before.get("tasks", {}))
         new_states: dict[str, Any] = {}
         cpu: dict[str, float] = {}
@@ -250,7 +218,7 @@ class ShardHandler:
                     cpu.update(st["cpu"])
                     shard_cpu[int(shard)] = sum(st["cpu"].values())
                     events += int(st["events"])
-        self._save_state(batch_id, {"tasks": new_states, "lo": lo, "hi": hi,
+        self.states.save(batch_id, {"tasks": new_states, "lo": lo, "hi": hi,
                                     "version": epoch.version})
         self.processed = max(self.processed, hi)
         self.batches += 1

@@ -17,7 +17,7 @@ import json
 import math
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -126,10 +126,10 @@ class SinkTail:
         self.dir = Path(root) / "sinks"
         self.seen: set[str] = set()
 
-    def new_records(self) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
+    def _new_files(self) -> Iterator[Path]:
+        """Record files not read before (each is read once; temporary files are skipped)."""
         if not self.dir.is_dir():
-            return out
+            return
         for sub in os.listdir(self.dir):
             d = self.dir / sub
             for name in os.listdir(d):
@@ -139,11 +139,15 @@ class SinkTail:
                 if path in self.seen:
                     continue
                 self.seen.add(path)
-                for line in (d / name).read_text(encoding="utf-8").splitlines():
-                    if line:
-                        out.append(json.loads(line))
-        return out
+                yield d / name
 
+    def new_records(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for f in self._new_files():
+            for line in f.read_text(encoding="utf-8").splitlines():
+                if line:
+                    out.append(json.loads(line))
+        return out
 
     def new_latencies(self, per_file: int = 200) -> tuple[int, list[float]]:
         """``(records, latencies)`` of the new record files, cheaply: every record is counted,
@@ -155,24 +159,14 @@ class SinkTail:
 
         count = 0
         lat: list[float] = []
-        if not self.dir.is_dir():
-            return count, lat
-        for sub in os.listdir(self.dir):
-            d = self.dir / sub
-            for name in os.listdir(d):
-                if not name.endswith(".jsonl") or name.startswith("."):
-                    continue
-                path = f"{sub}/{name}"
-                if path in self.seen:
-                    continue
-                self.seen.add(path)
-                lines = [ln for ln in (d / name).read_bytes().splitlines() if ln]
-                count += len(lines)
-                stride = max(1, len(lines) // per_file)
-                for i in range(0, len(lines), stride):
-                    r = orjson.loads(lines[i])
-                    if r.get("ts") is not None:
-                        lat.extend([r["o"] - r["ts"]] * min(stride, len(lines) - i))
+        for f in self._new_files():
+            lines = [ln for ln in f.read_bytes().splitlines() if ln]
+            count += len(lines)
+            stride = max(1, len(lines) // per_file)
+            for i in range(0, len(lines), stride):
+                r = orjson.loads(lines[i])
+                if r.get("ts") is not None:
+                    lat.extend([r["o"] - r["ts"]] * min(stride, len(lines) - i))
         return count, lat
 
 

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 __all__ = ["task_kind", "build_task", "digest", "run_batch", "PartialHandler", "read_json",
-           "write_json", "SINK_TYPES"]
+           "write_json", "write_records", "BatchStates", "SINK_TYPES"]
 
 def _parse(text: str) -> tuple[int | None, list[dict[str, Any]]]:
     hw: int | None = None
@@ -161,6 +161,53 @@ def write_json(path: str | os.PathLike[str], data: Any) -> None:
     os.replace(tmp, p)
 
 
+def write_records(sinks_dir: str | os.PathLike[str], task: str, key: str, text: str) -> None:
+    """Write one batch's sink records of a task, atomically, under a name fixed by the batch
+    (``<sinks_dir>/<task>/<key>.jsonl``): a re-run batch overwrites what it wrote before."""
+    d = Path(sinks_dir) / safe_name(task)
+    d.mkdir(parents=True, exist_ok=True)
+    tmp = d / f".{key}.{os.getpid()}.tmp"
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, d / f"{key}.jsonl")
+
+
+class BatchStates:
+    """Task states saved after each batch beside a query's checkpoint (``<batch>.json``).
+
+    A batch re-run after a restart starts from the state saved after the batch before it;
+    the latest state is kept in memory for the common case of consecutive batches, and only
+    the last ``keep`` files are kept on disk.
+    """
+
+    def __init__(self, state_dir: str | os.PathLike[str], keep: int = 10) -> None:
+        self.dir = Path(state_dir)
+        self.keep = keep
+        self.last: tuple[int, dict[str, Any]] | None = None
+
+    def before(self, batch_id: int) -> dict[str, Any] | None:
+        """The state saved after the latest batch before ``batch_id`` (``None``: none)."""
+        if self.last is not None and self.last[0] == batch_id - 1:
+            return self.last[1]
+        best = -1
+        if self.dir.is_dir():
+            for n in os.listdir(self.dir):
+                if n.endswith(".json") and not n.startswith("."):
+                    b = int(n[:-5])
+                    if best < b < batch_id:
+                        best = b
+        return dict(read_json(self.dir / f"{best:09d}.json")) if best >= 0 else None
+
+    def save(self, batch_id: int, state: dict[str, Any]) -> None:
+        write_json(self.dir / f"{batch_id:09d}.json", state)
+        self.last = (batch_id, state)
+        old = batch_id - self.keep
+        if old >= 0:
+            try:
+                os.remove(self.dir / f"{old:09d}.json")
+            except FileNotFoundError:
+                pass
+
+
 def _worker(spec: dict[str, Any], control: dict[str, Any], state: dict[str, Any],
             ) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
     def fn(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
@@ -200,10 +247,9 @@ class PartialHandler:
         self.root = Path(root)
         self.bus = make_bus(bus_spec)
         self.name = spec["name"]
-        self.state_dir = self.root / "ckpt" / self.name / "tstate"
+        self.states = BatchStates(self.root / "ckpt" / self.name / "tstate")
         self.control_path = self.root / "control" / f"{self.name}.json"
         self.final_path = self.root / "final" / f"{self.name}.json"
-        self._last: tuple[int, dict[str, Any]] | None = None
         self.batches = 0
         self.busy_s = 0.0
         self.in_batch = False
@@ -211,18 +257,8 @@ class PartialHandler:
     # -- state --------------------------------------------------------------------------------
 
     def _state_before(self, batch_id: int) -> dict[str, Any]:
-        if self._last is not None and self._last[0] == batch_id - 1:
-            return self._last[1]
-        best = -1
-        if self.state_dir.is_dir():
-            for n in os.listdir(self.state_dir):
-                if n.endswith(".json") and not n.startswith("."):
-                    b = int(n[:-5])
-                    if best < b < batch_id:
-                        best = b
-        if best >= 0:
-            return dict(read_json(self.state_dir / f"{best:09d}.json"))
-        return self._initial_state()
+        state = self.states.before(batch_id)
+        return state if state is not None else self._initial_state()
 
     def _initial_state(self, timeout_s: float = 300.0) -> dict[str, Any]:
         state: dict[str, Any] = {"tasks": {}, "held": {}, "hw": {}, "offsets": {}}
@@ -239,16 +275,6 @@ class PartialHandler:
                 state[k].update({t: v for t, v in prev.get(k, {}).items() if t in mine})
         return state
 
-    def _save_state(self, batch_id: int, state: dict[str, Any]) -> None:
-        write_json(self.state_dir / f"{batch_id:09d}.json", state)
-        self._last = (batch_id, state)
-        old = batch_id - 10
-        if old >= 0:
-            try:
-                os.remove(self.state_dir / f"{old:09d}.json")
-            except FileNotFoundError:
-                pass
-
     # -- one batch ----------------------------------------------------------------------------
 
     def __call__(self, df: DataFrame, batch_id: int) -> None:
@@ -263,7 +289,7 @@ class PartialHandler:
         control = read_json(self.control_path, {}) or {}
         state = self._state_before(batch_id)
         if state.get("final"):
-            self._save_state(batch_id, state)
+            self.states.save(batch_id, state)
             return
         rows = df.coalesce(1).mapInPandas(
             _worker(self.spec, control, state), "kind string, name string, text string",
@@ -274,14 +300,10 @@ class PartialHandler:
             if kind == "topic":
                 self.bus.publish(name, key, text)
             elif kind == "sink":
-                d = self.root / "sinks" / safe_name(name)
-                d.mkdir(parents=True, exist_ok=True)
-                tmp = d / f".{key}.tmp"
-                tmp.write_text(text, encoding="utf-8")
-                os.replace(tmp, d / f"{key}.jsonl")
+                write_records(self.root / "sinks", name, key, text)
             elif kind == "state":
                 new_state = json.loads(text)
-        self._save_state(batch_id, new_state)
+        self.states.save(batch_id, new_state)
         if new_state.get("final") and not self.final_path.exists():
             write_json(self.final_path, new_state)
         self.batches += 1

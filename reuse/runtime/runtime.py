@@ -575,7 +575,7 @@ class Runtime:
         if qi.kind == "source":
             h = qi.handler
             return -1 if not h.batches else self._source_last(qi)
-        last = qi.handler._last if qi.handler is not None else None
+        last = qi.handler.states.last if qi.handler is not None else None
         if last is None:
             st = read_json(self.root / "final" / f"{qname}.json")
             return int(st["qhw"]) if st else -1
