@@ -137,12 +137,13 @@ def planner_figures(workload: str, flows: Sequence[Dataflow], out_dir: Any,
 
 # --- Figure 3: cores from live runs (the CSV of ``reuse run``) -------------------------------------
 
-LIVE_STYLE = {"default": ("Default", "tab:red"), "reuse": ("Reuse (paper: partial DAGs, pause)",
+LIVE_STYLE = {"default": ("Default (own sources, paper's baseline)", "tab:red"),
+              "default-shared": ("Default (shared sources)", "tab:pink"), "reuse": ("Reuse (paper: partial DAGs, pause)",
                                                          "tab:blue"),
               "reuse-stop": ("Reuse (partial DAGs, stop)", "tab:cyan"),
               "reuse-relaunch": ("Reuse (relaunch, stop)", "tab:green"),
               "reuse-relaunch-lazy": ("Reuse (relaunch, lazy stop)", "tab:olive"),
-              "default-inplace": ("Default (shared query)", "tab:orange"),
+              "default-inplace": ("Default (shared query, own sources)", "tab:orange"),
               "reuse-inplace": ("Reuse (shared query)", "tab:purple")}
 
 

@@ -128,3 +128,16 @@ def test_persistent_submit_remove_status_across_processes(tmp_path):
     assert status["submitted"] == ["B"] and status["tasks"] == 5
     r = run("remove", "--state", state, "A")
     assert r.returncode == 1 and r.stderr.strip() == "reuse: error: dag 'A': is not submitted"
+
+
+def test_run_default_sources_shared_needs_a_query_engine(tmp_path, capsys):
+    """``--default-sources shared`` exists for the query-per-DAG engines only: on the shared
+    query (the default engine) it is a one-line error before any Spark session starts."""
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps({"ops": [{"op": "submit", "dag": "A"}]}))
+    out = tmp_path / "o.csv"
+    assert main(["run", "--dags", str(FIX / "figure1"), "--trace", str(trace), "--out", str(out),
+                 "--mode", "default", "--default-sources", "shared"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("reuse: error: ") and "needs a query-per-DAG engine" in err
+    assert err.count("\n") == 1 and not out.exists()

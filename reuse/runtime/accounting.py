@@ -22,6 +22,7 @@ from typing import Any
 
 from reuse.runtime.bus import safe_name
 from reuse.runtime.execution import build_task, digest, parents_first, source_event
+from reuse.runtime.planners import stream_events_name
 
 __all__ = ["parents_first", "reference_records", "observed_records", "dag_outputs", "account",
            "leaked_records"]
@@ -39,7 +40,7 @@ def reference_records(ledger: Mapping[str, Any], upto: int) -> dict[str, Counter
     src_of: dict[str, tuple[str, str]] = {}
     for t in tasks.values():
         if t["kind"] == "source":
-            src_of[t["topic"]] = (t["topic"].split(":", 1)[1], t["type"])
+            src_of[t["topic"]] = (stream_events_name(t["topic"].split(":", 1)[1]), t["type"])
     opts = ledger["opts"]
     built = {t: build_task(tasks[t]["type"], tasks[t]["config"], opts) for t in order}
     lo = min(int(tasks[t]["start"]) for t in order)

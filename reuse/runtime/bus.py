@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
 from reuse.runtime.execution import emitted_bound, next_offset, source_event
+from reuse.runtime.planners import stream_events_name
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -223,7 +224,8 @@ class _ReplayReader(DataSourceStreamReader):
         lo, hi = partition.value  # type: ignore[attr-defined]
         for seq in range(lo, hi):
             for name, typ in self.streams:
-                ev = source_event(name, typ, seq, self.t0, self.rate, self.data_dir)
+                ev = source_event(stream_events_name(name), typ, seq, self.t0, self.rate,
+                                  self.data_dir)
                 yield (seq, name, json.dumps(ev, separators=(",", ":")))
 
     def commit(self, end: dict) -> None:

@@ -31,8 +31,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     flows = {f.id: f for f in load_dataflows([d])}
     ops = load_trace(args.trace)
     check_trace(ops, flows, file=args.trace)
+    from reuse.runtime.policy import Policy
+
+    pol = Policy.of(args.mode, args.merge, args.unmerge or "pause", args.default_sources)
+    label = pol.label if pol.mode.value == "reuse" else f"{pol.label}, {pol.sources.value} sources"  # type: ignore[union-attr]
     root = Path(args.root) if args.root else Path(tempfile.mkdtemp(prefix="reuse-run-"))
     rows = live_run(flows, ops, root=root, mode=args.mode, unmerge=args.unmerge,
+                    default_sources=args.default_sources,
                     merge=args.merge, shards=args.shards, max_events=args.max_events,
                     step_seconds=args.step_seconds, master=args.master,
                     cluster_dir=args.cluster_dir, bus=args.bus, rate=args.rate,
@@ -42,7 +47,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                     check=not args.no_check)
     write_rows(rows, args.out)
     peak = max(rows, key=lambda r: r["running_tasks"] + r["paused_tasks"])
-    print(f"{len(rows)} steps -> {args.out} (run dir {root}); peak {peak['running_tasks']} "
+    print(f"{len(rows)} steps -> {args.out} (run dir {root}; {label}); peak "
+          f"{peak['running_tasks']} "
           f"tasks at step {peak['step']}: {peak['cores']} cores; lost "
           f"{sum(r['lost'] or 0 for r in rows)}, duplicated "
           f"{sum(r['duplicated'] or 0 for r in rows)}")
@@ -81,6 +87,10 @@ def add_parsers(subparsers: Any) -> None:
                         "pause (the paper, their default), stop (hand the kept tasks over to a "
                         "new query) or lazy (stop queries left with no live task, pause the "
                         "rest until their next hand-over); inplace frees removed tasks at the cut")
+    r.add_argument("--default-sources", choices=["private", "shared"], default=None,
+                   help="Default's sources: private (the default; the paper's baseline: each "
+                        "dataflow replays its own sources) or shared (one replay per source "
+                        "stream, as Reuse; partial and relaunch only). Reuse always shares them")
     r.add_argument("--shards", type=int, default=None,
                    help="inplace: partitions of the shared query (default: Spark's cores)")
     r.add_argument("--max-events", type=int, default=None,

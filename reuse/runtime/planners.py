@@ -32,7 +32,7 @@ from reuse.runtime import SparkRuntimeError
 from reuse.runtime.execution import task_kind
 
 __all__ = ["NewTask", "Placement", "Removal", "Planner", "ReusePlanner", "DefaultPlanner",
-           "make_planner", "unused"]
+           "make_planner", "unused", "source_stream", "private_stream", "stream_events_name"]
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,27 @@ def source_stream(type_name: str, config: Any) -> str:
     if config == "source":
         return type_name
     return f"{type_name}~{json.dumps(config, sort_keys=True)}"
+
+
+#: separates a source stream's name from the owner of a private replay of it
+PRIVATE_MARK = "@own:"
+
+
+def private_stream(stream: str, owner: str) -> str:
+    """The name of ``owner``'s own replay of ``stream`` (Default's private sources): a topic of
+    its own, carrying the same events as the shared stream.
+
+    >>> private_stream("SYS", "etl-sys.src"), stream_events_name("SYS@own:etl-sys.src")
+    ('SYS@own:etl-sys.src', 'SYS')
+    """
+    return f"{stream}{PRIVATE_MARK}{owner}"
+
+
+def stream_events_name(name: str) -> str:
+    """The source stream whose events a (possibly private) stream name carries: a private
+    replay emits exactly the shared stream's events, so outputs do not depend on whose replay
+    a task reads."""
+    return name.split(PRIVATE_MARK, 1)[0]
 
 
 def unused(wanted: str, taken: Container[str]) -> str:

@@ -176,7 +176,8 @@ def write_rows(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) 
 
 def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os.PathLike[str],
              mode: str = "reuse", unmerge: str | None = None, merge: str = "inplace",
-             policy: Policy | str | None = None, shards: int | None = None,
+             policy: Policy | str | None = None, default_sources: str | None = None,
+             shards: int | None = None,
              max_events: int | None = None, ui: bool = False, step_seconds: float = 60.0,
              master: str = "local[2]", cluster_dir: str | os.PathLike[str] | None = None,
              bus: str = "file", rate: float = 10.0, trigger_s: float = 2.0,
@@ -188,7 +189,8 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
     The one entry point of ``reuse run`` and the notebooks. The live mode is ``policy`` (a
     :class:`~reuse.runtime.policy.Policy` or a :data:`LIVE_MODES` name), else built from
     ``mode``, ``merge`` and ``unmerge`` (``None``: the paper's ``pause`` for the query-per-DAG
-    engine). ``shards`` and ``max_events`` are the inplace engine's; ``bus`` is the
+    engine) and ``default_sources`` (Default only: ``"private"``, the default, or ``"shared"``,
+    query-per-DAG engines only). ``shards`` and ``max_events`` are the inplace engine's; ``bus`` is the
     query-per-DAG engine's. A SparkSession that is already active (tests share one) is used and
     left running; one started here is stopped here (with ``ui=True`` its web UI is on and its
     address printed), and so is a Redis broker started for ``bus="redis"``.
@@ -203,7 +205,7 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
     if isinstance(policy, str):
         pol = LIVE_MODES[policy] if policy in LIVE_MODES else Policy.of(policy)
     else:
-        pol = policy or Policy.of(mode, merge, unmerge or "pause")
+        pol = policy or Policy.of(mode, merge, unmerge or "pause", default_sources)
     meter = CpuMeter()
     broker = None
     bus_obj: Any = None
@@ -240,7 +242,8 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
             else:
                 rt = Runtime(spark, root, mode=pol.mode.value, unmerge=pol.unmerge.value,
                              merge=pol.merge.value, rate=rate, trigger_s=trigger_s,
-                             pi_iterations=pi_iterations, bus=bus_obj, data_dir=dd)
+                             pi_iterations=pi_iterations, bus=bus_obj, data_dir=dd,
+                             sources=None if pol.sources is None else pol.sources.value)
             try:
                 return run_trace(rt, flows, ops, step_seconds=step_seconds, meter=meter,
                                  check=check, defrag_every=defrag_every, warmup_s=warmup_s,

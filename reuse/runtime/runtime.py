@@ -7,8 +7,12 @@ Mapping of the paper's Storm binding (Section 4.3) onto Spark:
   by a merge (a running query's plan cannot change anyway).
 - *Boundary streams* ``S+_x``: a reused task ``u`` inside a running query starts copying its
   output to topic ``u`` when the runtime adds it to that query's control file (the paper's control
-  topic); the new query reads the topic from the join point on. Source tasks are shared source
-  streams (one replay query per source, both modes), so both modes see identical input events.
+  topic); the new query reads the topic from the join point on. Reuse's source tasks are shared
+  source streams (one replay query per source). Default's are private by default, as in the
+  paper's baseline: each Default dataflow gets one replay query of its own for all its sources,
+  started with it and stopped once its query has drained after its removal
+  (``sources="shared"`` feeds Default from the shared replays instead). A private replay
+  emits exactly the shared stream's events, so both modes see identical input events.
 - *Join point* ``J``: the first source ``seq`` a new task processes. Chosen after the publish
   switches and the input offsets are in place, as the first ``seq`` not yet emitted (or given by
   the caller, who must pick one still in the future), so no reused producer can have processed
@@ -48,7 +52,7 @@ from reuse.runtime import SparkRuntimeError
 from reuse.runtime.bus import Bus, FileBus, emitted_bound
 from reuse.runtime.execution import parents_first
 from reuse.runtime.partial import PartialHandler, read_json, task_kind, write_json
-from reuse.runtime.planners import Planner, make_planner, source_stream
+from reuse.runtime.planners import Planner, make_planner, private_stream, source_stream
 from reuse.runtime.policy import Merge, Mode, Policy, Unmerge
 
 if TYPE_CHECKING:
@@ -93,6 +97,8 @@ class QueryInfo:
     successor: str | None = None
     spec: dict[str, Any] = field(default_factory=dict)
     inputs: tuple[list[str], dict[str, str]] = ([], {})
+    topics: tuple[str, ...] = ()  # a source query's topics
+    owner: str | None = None  # a private source query's dataflow incarnation
 
 
 class _SourceHandler:
@@ -135,6 +141,9 @@ class Runtime:
     mode
         ``"reuse"`` (merge through :class:`~reuse.manager.Manager`) or ``"default"`` (every DAG
         its own query, no sharing: the paper's baseline).
+    sources
+        Default's sources: ``"private"`` (``None``; the paper's baseline: each dataflow replays
+        its own) or ``"shared"`` (one replay per source stream, as Reuse). Reuse ignores it.
     unmerge
         ``"pause"`` (paper), ``"stop"`` or ``"lazy"`` (stop what has no live task left, pause
         the rest until its query's next hand-over).
@@ -161,8 +170,9 @@ class Runtime:
                  unmerge: str = "pause", merge: str = "partial", rate: float = 10.0, trigger_s: float = 2.0,
                  data_dir: str | None = None, pi_iterations: int = 1600,
                  bus: Bus | None = None, t0_ms: int | None = None, limit: int | None = None,
-                 record: str = "digest", cut_margin_s: float = 1.0) -> None:
-        self.policy = Policy.of(mode, merge, unmerge)
+                 record: str = "digest", cut_margin_s: float = 1.0,
+                 sources: str | None = None) -> None:
+        self.policy = Policy.of(mode, merge, unmerge, sources)
         if self.policy.engine != "queries":
             raise SparkRuntimeError("merge 'inplace' runs on the shared-query engine "
                                     "(reuse.runtime.inplace.InplaceRuntime)")
@@ -220,10 +230,10 @@ class Runtime:
             self._start_sources([(stream, type_name)])
         return f"src:{stream}"
 
-    def _start_sources(self, streams: list[tuple[str, str]]) -> None:
-        """One replay query pacing ``streams`` (``[(name, type)]``) together."""
+    def _start_sources(self, streams: list[tuple[str, str]], owner: str | None = None) -> str:
+        """One replay query pacing ``streams`` (``[(name, type)]``) together; its name."""
         self._launch += 1
-        name = f"src{self._launch}-{_short(streams[0][0])}"
+        name = f"src{self._launch}-{_short(owner or streams[0][0])}"
         handler = _SourceHandler(self.bus, self._launch)
         start = max(0, self.bound() + 1)
         opts = {"streams": json.dumps(streams), "t0": str(self.t0), "rate": str(self.rate),
@@ -232,17 +242,23 @@ class Runtime:
         df = self.spark.readStream.format("reusereplay").options(**opts).load()
         q = self._start(df, handler, name)
         self.queries[name] = QueryInfo(name, "source", self._launch, [], q, handler,
-                                       time.time() * 1000)
+                                       time.time() * 1000,
+                                       topics=tuple(f"src:{s}" for s, _ in streams), owner=owner)
         for stream, _ in streams:
             self.sources[stream] = name
+        return name
 
     def start_sources(self, types: Iterable[str]) -> None:
         """Start the source streams of these source types now (shared by all DAGs of both
         modes; starting them ahead keeps the first submit's launch short). Each RIoTBench
         source gets its own replay query; all other (synthetic, e.g. OPMW) sources share one,
-        since a query per synthetic source would cost more than the tasks they feed."""
+        since a query per synthetic source would cost more than the tasks they feed. With
+        private sources (Default's default) there is nothing to start ahead: each dataflow's
+        replay starts with it."""
         from reuse.tasks.sources import SOURCE_FILES
 
+        if self.policy.private_sources:
+            return
         synthetic = []
         for t in dict.fromkeys(types):
             stream = source_stream(t, "source")
@@ -342,7 +358,10 @@ class Runtime:
         kind = task_kind(type_name, config)
         if kind == "source":
             stream = source_stream(type_name, config)
-            topic = self._ensure_source(stream, type_name)
+            if self.policy.private_sources:  # started by submit, one replay query per dataflow
+                topic = f"src:{private_stream(stream, rid)}"
+            else:
+                topic = self._ensure_source(stream, type_name)
             self.tasks[rid] = TaskInfo(rid, type_name, config, (), kind, topic, None, 0)
         else:
             self.tasks[rid] = TaskInfo(rid, type_name, config, tuple(parents), kind, rid, None, 0)
@@ -362,6 +381,11 @@ class Runtime:
         reused = list(placement.reused)
         for rid, type_name, config, parents in new:
             self._add_task(rid, type_name, config, parents)
+        if self.policy.private_sources:
+            own = [(self.tasks[rid].topic.split(":", 1)[1], type_name)
+                   for rid, type_name, *_ in new if self.tasks[rid].kind == "source"]
+            if own:
+                self._start_sources(own, owner=inst)
         # a DAG whose sink is an ordinary task (OPMW leaves): record that task's outputs; a
         # running one starts recording through its control file before the join point is taken
         leaves = {r for r in sinks.values() if self.tasks[r].kind == "task"}
@@ -401,6 +425,9 @@ class Runtime:
         for t in stop:
             if self.tasks[t].kind == "source":
                 self.tasks[t].end = cut
+        for qi in self.queries.values():
+            if qi.owner == inst and qi.status == "running":
+                qi.status = "draining"  # stopped by poll once nothing reads its topics
         self._check_future(cut, f"remove {dag_id}")
         took = time.time() - t_start
         self.log.append({"event": "remove", "dag": dag_id, "R": cut, "stopped": len(stop),
@@ -537,6 +564,14 @@ class Runtime:
             if exc is not None:
                 raise SparkRuntimeError(f"query failed: {str(exc).splitlines()[0][:300]}",
                                         task=qi.name)
+            if qi.kind == "source" and qi.status == "draining":
+                if not self._topics_read(qi.topics):
+                    _stop_between_batches(qi)
+                    qi.handle.stop()
+                    qi.status = "stopped"
+                    qi.stopped_ms = time.time() * 1000
+                    self.log.append({"event": "stopped", "query": qi.name, "ms": qi.stopped_ms})
+                continue
             if qi.status == "draining" and (self.root / "final" / f"{qi.name}.json").exists():
                 _stop_between_batches(qi)
                 qi.handle.stop()
@@ -550,6 +585,15 @@ class Runtime:
             if keep != qi.publish:
                 qi.publish = keep
                 self._control(qi)
+
+    def _topics_read(self, topics: Iterable[str]) -> bool:
+        """Whether a partial query that has not finished still reads any of ``topics`` (a
+        private source replay runs until its dataflow's query has drained past its cut)."""
+        wanted = set(topics)
+        return any(qi.kind == "partial" and qi.status != "stopped"
+                   and not (self.root / "final" / f"{qi.name}.json").exists()
+                   and wanted.intersection(qi.inputs[0])
+                   for qi in self.queries.values())
 
     def _still_read(self, producer_task: str, producer_query: str) -> bool:
         """Whether a query other than the producer still needs the task's topic: it has a live
@@ -632,7 +676,8 @@ class Runtime:
     def ledger(self) -> dict[str, Any]:
         """Everything the accounting needs to recompute the expected outputs of the run."""
         return {
-            "mode": self.mode, "unmerge": self.unmerge, "t0": self.t0, "rate": self.rate,
+            "mode": self.mode, "unmerge": self.unmerge, "sources": "private" if self.policy.private_sources else "shared",
+            "t0": self.t0, "rate": self.rate,
             "limit": self.limit, "data_dir": self.data_dir, "opts": self.opts,
             "tasks": {t.id: {"type": t.type, "config": t.config, "parents": list(t.parents),
                              "kind": t.kind, "topic": t.topic, "start": t.start, "end": t.end}

@@ -51,6 +51,20 @@ def test_policy_from_strings_and_errors() -> None:
         live_policy("x")
 
 
+def test_default_sources_private_by_default_shared_on_request() -> None:
+    # the paper's baseline: each Default dataflow replays its own sources
+    assert Policy.of("default").private_sources and Policy.of("default", "inplace").private_sources
+    shared = Policy.of("default", "partial", "pause", "shared")
+    assert not shared.private_sources and shared.label == "default-shared"
+    assert live_policy("default") != live_policy("default-shared")
+    # Reuse shares equivalent sources whatever is asked: merging a source is reuse
+    assert Policy.of("reuse", sources="private") == Policy.of("reuse")
+    with pytest.raises(SparkRuntimeError, match="needs a query-per-DAG engine"):
+        Policy.of("default", "inplace", sources="shared")
+    with pytest.raises(SparkRuntimeError, match="unknown default sources 'mine'"):
+        Policy.of("default", sources="mine")
+
+
 # --- planners --------------------------------------------------------------------------------
 
 def test_reuse_planner_fresh_ids_and_incarnations() -> None:

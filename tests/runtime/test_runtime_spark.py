@@ -1,8 +1,9 @@
 """Real Spark streaming merge and unmerge: three overlapping RIoT dataflows, the middle removed.
 
 Each scenario replays the same deterministic SYS stream (20 events/s, seq < LIMIT) with the same
-join and end cuts, so the three runs (Reuse+pause, Reuse+stop, Default) see identical input
-events and every sink's outputs can be compared across runs and with the reference execution.
+join and end cuts, so the runs (Reuse+pause, Reuse+stop, Default with its own sources or shared
+ones, ...) see identical input events and every sink's outputs can be compared across runs and
+with the reference execution.
 """
 
 from __future__ import annotations
@@ -43,12 +44,12 @@ def _wait_for(rt: Runtime, seq: int, lead: int) -> None:
 
 def scenario(spark: Any, root: Path, mode: str, unmerge: str,
              steps: list[tuple[str, str, int]] = STEPS, limit: int = LIMIT,
-             merge: str = "partial",
+             merge: str = "partial", sources: str | None = None,
              ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], list[dict[str, int]]]:
     """Run the steps live; return (accounting, outputs, ledger, counts after each step)."""
     flows = riot_flows(*{dag for op, dag, _ in steps if op != "defrag"})
     rt = Runtime(spark, root, mode=mode, unmerge=unmerge, merge=merge, rate=RATE, trigger_s=1.0,
-                 limit=limit, t0_ms=int(time.time() * 1000) + 500)
+                 limit=limit, t0_ms=int(time.time() * 1000) + 500, sources=sources)
     counts = []
     try:
         rt.start_sources(["SYS"])
@@ -81,6 +82,8 @@ def runs(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]
     for mode, unmerge in (("reuse", "pause"), ("reuse", "stop"), ("default", "pause")):
         root = tmp_path_factory.mktemp(f"{mode}-{unmerge}")
         out[f"{mode}-{unmerge}"] = scenario(spark, root, mode, unmerge)
+    root = tmp_path_factory.mktemp("default-shared")
+    out["default-shared-pause"] = scenario(spark, root, "default", "pause", sources="shared")
     root = tmp_path_factory.mktemp("reuse-defrag")
     out["reuse-defrag"] = scenario(spark, root, "reuse", "pause",
                                    steps=[*STEPS, ("defrag", "", 360)])
@@ -92,8 +95,9 @@ def runs(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]
     return out
 
 
-@pytest.mark.parametrize("run", ["reuse-pause", "reuse-stop", "default-pause", "reuse-defrag",
-                                 "reuse-relaunch", "reuse-relaunch-lazy"])
+@pytest.mark.parametrize("run", ["reuse-pause", "reuse-stop", "default-pause",
+                                 "default-shared-pause", "reuse-defrag", "reuse-relaunch",
+                                 "reuse-relaunch-lazy"])
 def test_no_event_lost_or_duplicated(runs: dict[str, Any], run: str) -> None:
     acc = runs[run][0]
     assert set(acc) == {"stats-sys", "clean-kalman-sys", "clean-sys"}
@@ -105,7 +109,8 @@ def test_no_event_lost_or_duplicated(runs: dict[str, Any], run: str) -> None:
 
 def test_reuse_outputs_equal_default(runs: dict[str, Any]) -> None:
     default = runs["default-pause"][1]
-    for run in ("reuse-pause", "reuse-stop", "reuse-defrag", "reuse-relaunch"):
+    for run in ("reuse-pause", "reuse-stop", "reuse-defrag", "reuse-relaunch",
+                "default-shared-pause"):
         assert runs[run][1] == default, run
     # the comparison is not vacuous: every sink output something in its window
     assert all(sum(c.values()) > 0 for per in default.values() for c in per.values())
@@ -124,6 +129,23 @@ def test_merge_reuses_and_unmerge_stops_only_unneeded(runs: dict[str, Any]) -> N
     ended = sorted(t for t, i in ledger["tasks"].items() if i["end"] is not None)
     assert ended == ["clean-kalman-sys.kalman", "clean-kalman-sys.publish",
                      "clean-kalman-sys.slr"]
+
+
+def test_default_runs_each_dataflows_own_sources(runs: dict[str, Any]) -> None:
+    """The paper's baseline: a replay query per Default dataflow, stopped with it; shared
+    sources (on request) are one replay for all, and give the same outputs (above)."""
+    _, _, ledger, counts = runs["default-pause"]
+    _, _, sledger, scounts = runs["default-shared-pause"]
+    assert (ledger["sources"], sledger["sources"]) == ("private", "shared")
+    own = {t: i["topic"] for t, i in ledger["tasks"].items() if i["kind"] == "source"}
+    assert sorted(own.values()) == sorted(f"src:SYS@own:{t}" for t in own) and len(own) == 3
+    assert {i["topic"] for i in sledger["tasks"].values() if i["kind"] == "source"} == {"src:SYS"}
+    # after the three submits: three partial queries, and three replays or one
+    assert (counts[2]["queries"], scounts[2]["queries"]) == (6, 4)
+    # the removed dataflow's query and its own replay stop once it has drained
+    assert (counts[-1]["queries"], scounts[-1]["queries"]) == (4, 3)
+    stopped = [e["query"] for e in ledger["log"] if e["event"] == "stopped"]
+    assert any(q.startswith("src") and "clean-kalman-sys" in q for q in stopped), stopped
 
 
 def test_stop_hands_over_kept_tasks(runs: dict[str, Any]) -> None:
