@@ -23,7 +23,7 @@ from typing import Any
 from reuse.errors import ReuseError, StateError
 from reuse.manager import Manager
 
-__all__ = ["StateStore"]
+__all__ = ["StateStore", "read_journal", "append_journal"]
 
 
 class StateStore:
@@ -83,33 +83,50 @@ class StateStore:
         _atomic_write(self.journal, "")
 
     def _journal_records(self) -> tuple[list[tuple[int, dict[str, Any]]], bool]:
-        if not self.journal.exists():
-            return [], False
-        lines = self.journal.read_text(encoding="utf-8").split("\n")
-        out = []
-        for i, line in enumerate(lines):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                out.append((int(record["seq"]), record))
-            except (ValueError, KeyError, TypeError):
-                if i == len(lines) - 1:  # torn final write: the operation never happened
-                    return out, True
-                raise StateError(f"line {i + 1} is damaged", file=str(self.journal)) from None
-        return out, False
+        records, torn = read_journal(self.journal, key="seq")
+        return [(int(r["seq"]), r) for r in records], torn
 
     def _append(self, record: dict[str, Any]) -> None:
-        line = json.dumps({"seq": self._seq + 1, **record}, separators=(",", ":")) + "\n"
-        try:
-            with open(self.journal, "a", encoding="utf-8") as fh:
-                fh.write(line)
-                fh.flush()
-                os.fsync(fh.fileno())
-        except OSError as exc:
-            raise StateError(f"cannot write journal ({exc.strerror}); nothing was changed",
-                             file=str(self.journal)) from None
+        append_journal(self.journal, {"seq": self._seq + 1, **record})
         self._seq += 1
+
+
+def read_journal(path: Path, key: str | None = None) -> tuple[list[dict[str, Any]], bool]:
+    """The records of a JSON-lines journal and whether its last line was torn (a crash while
+    it was written: that record never took effect, so it is left out). A damaged line
+    anywhere else, or a record without ``key``, is a one-line :class:`StateError`."""
+    if not path.exists():
+        return [], False
+    lines = path.read_text(encoding="utf-8").split("\n")
+    out = []
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            if not isinstance(record, dict) or (key is not None and key not in record):
+                raise ValueError(line)
+            if key is not None:
+                int(record[key])
+            out.append(record)
+        except (ValueError, KeyError, TypeError):
+            if i == len(lines) - 1:  # torn final write: the operation never happened
+                return out, True
+            raise StateError(f"line {i + 1} is damaged", file=str(path)) from None
+    return out, False
+
+
+def append_journal(path: Path, record: dict[str, Any]) -> None:
+    """Append one record as a JSON line and fsync it before returning (write-ahead)."""
+    line = json.dumps(record, separators=(",", ":")) + "\n"
+    try:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        raise StateError(f"cannot write journal ({exc.strerror}); nothing was changed",
+                         file=str(path)) from None
 
 
 def _atomic_write(path: Path, text: str) -> None:

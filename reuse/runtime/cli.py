@@ -22,9 +22,16 @@ __all__ = ["add_parsers", "cmd_run", "cmd_cluster", "main"]
 
 def cmd_run(args: argparse.Namespace) -> int:
     from reuse.dataflow import load_dataflows
-    from reuse.runtime.run import live_run, write_rows
+    from reuse.runtime.run import live_run, resume_run, write_rows
     from reuse.traces import check_trace, load_trace
 
+    if args.resume:
+        rows = resume_run(args.resume, cluster_dir=args.cluster_dir)
+        write_rows(rows, args.out)
+        _report(rows, args.out, f"resumed {args.resume}")
+        return 0
+    if not args.dags or not args.trace:
+        args.usage_error("--dags and --trace are required (or --resume RUN_DIR)")
     d = Path(args.dags)
     if not d.is_dir():
         raise ReuseError("is not a directory of dataflow JSON files", file=args.dags)
@@ -46,13 +53,17 @@ def cmd_run(args: argparse.Namespace) -> int:
                     data_dir=args.data_dir,
                     check=not args.no_check)
     write_rows(rows, args.out)
-    peak = max(rows, key=lambda r: r["running_tasks"] + r["paused_tasks"])
-    print(f"{len(rows)} steps -> {args.out} (run dir {root}; {label}); peak "
-          f"{peak['running_tasks']} "
-          f"tasks at step {peak['step']}: {peak['cores']} cores; lost "
-          f"{sum(r['lost'] or 0 for r in rows)}, duplicated "
-          f"{sum(r['duplicated'] or 0 for r in rows)}")
+    _report(rows, args.out, f"run dir {root}; {label}")
     return 0
+
+
+def _report(rows: list[dict[str, Any]], out: str, what: str) -> None:
+    peak = max(rows, key=lambda r: r["running_tasks"] + r["paused_tasks"])
+    failures = sum(r.get("failures") or 0 for r in rows)
+    print(f"{len(rows)} steps -> {out} ({what}); peak {peak['running_tasks']} tasks at step "
+          f"{peak['step']}: {peak['cores']} cores; lost {sum(r['lost'] or 0 for r in rows)}, "
+          f"duplicated {sum(r['duplicated'] or 0 for r in rows)}"
+          + (f"; {failures} failure(s) recovered" if failures else ""))
 
 
 def cmd_cluster(args: argparse.Namespace) -> int:
@@ -74,8 +85,12 @@ def add_parsers(subparsers: Any) -> None:
     from reuse.runtime.cluster import DEFAULT_DIR
 
     r = subparsers.add_parser("run", help="replay a trace live on Spark and write a CSV per op")
-    r.add_argument("--dags", required=True, help="directory of dataflow JSON files")
-    r.add_argument("--trace", required=True, help="trace JSON ({'ops': [...]})")
+    r.add_argument("--dags", help="directory of dataflow JSON files")
+    r.add_argument("--trace", help="trace JSON ({'ops': [...]})")
+    r.add_argument("--resume", metavar="RUN_DIR", default=None,
+                   help="finish a shared-query run whose process died: RUN_DIR is its --root; "
+                        "the dataflows, trace and parameters come from its journal, and --out "
+                        "gets the whole trace's rows")
     r.add_argument("--mode", choices=["reuse", "default"], default="reuse")
     r.add_argument("--merge", choices=["inplace", "partial", "relaunch"], default="inplace",
                    help="the engine and how it enacts a merge: inplace (the default: one "
@@ -114,7 +129,7 @@ def add_parsers(subparsers: Any) -> None:
     r.add_argument("--root", default=None, help="run directory (default: a new temp dir)")
     r.add_argument("--no-check", action="store_true",
                    help="skip the reference execution (lost/duplicated left empty)")
-    r.set_defaults(func=cmd_run)
+    r.set_defaults(func=cmd_run, usage_error=r.error)
 
     c = subparsers.add_parser("cluster", help="local Spark standalone master + worker")
     c.add_argument("action", choices=["start", "stop", "status"])

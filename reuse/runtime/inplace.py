@@ -34,6 +34,13 @@ never claims a ``seq`` before its nominal emit time), and a batch planned after 
 that has the change. So a new dataflow's first events are in the next batch: submit to first
 output takes one to two triggers.
 
+Failures. When the shared query fails (a Python worker or an executor killed mid-batch; in
+``local`` mode one failed Spark task fails the query), :meth:`InplaceRuntime.poll` logs it and
+starts the query again from its checkpoint: the failed batch is re-run as above, so nothing is
+lost or duplicated, and the outputs pause for the time that takes. When the driver itself dies,
+``reuse run --resume`` rebuilds the engine from the run journal (:mod:`reuse.runtime.journal`:
+the operations and their cuts) and the same checkpoint (:meth:`InplaceRuntime.replay`).
+
 Default on the same engine (``--mode default --merge inplace``) deploys each dataflow's own
 copy of every task, its sources included: as in the paper's baseline, each Default dataflow
 generates its own source events.
@@ -300,6 +307,12 @@ class InplaceRuntime:
         self.start_seq = 0
         self.query: StreamingQuery | None = None
         self.handler: ShardHandler | None = None
+        #: called as ``on_op(op, dag, cut)`` under the lock once the planner accepted an
+        #: operation and before the deployment changes (the run journal's write-ahead record)
+        self.on_op: Callable[[str, str, int], None] | None = None
+        self.failures: list[dict[str, Any]] = []
+        self.max_restarts = 5  # failures in a row with no batch done in between
+        self._replaying = False
 
     def _weight(self, t: Any) -> float:
         """A task's load: its measured CPU per seq, else its type's, else one unit's worth
@@ -333,6 +346,8 @@ class InplaceRuntime:
     def _cut(self, at: int | None, what: str) -> int:
         """A cut no batch has claimed or can claim without seeing the change (lock held)."""
         floor = max(self.deployment.frontier, self.bound() + 1)
+        if self._replaying:  # the recorded cuts of a resumed run: batches decide, not the clock
+            floor = self.deployment.frontier
         if at is None:
             return floor
         if at < floor:
@@ -350,7 +365,7 @@ class InplaceRuntime:
         self._ensure_query()
 
     def _ensure_query(self) -> None:
-        if self.query is None:
+        if self.query is None and not self._replaying:
             self.start_seq = max(0, self.bound() + 1)
             self._start_query()
 
@@ -365,6 +380,31 @@ class InplaceRuntime:
                       .trigger(processingTime=f"{self.trigger_s} seconds").start())
         self.log.append({"event": "launch", "query": QUERY, "shards": self.shards,
                          "ms": time.time() * 1000})
+
+    def replay(self, ops: Iterable[dict[str, Any]], flows: dict[str, Dataflow], *,
+               start_seq: int) -> None:
+        """Rebuild a dead driver's engine: enact the journaled operations at their recorded
+        cuts (``{"op", "dag", "cut"}``, in order; the planners give the same runtime ids), then
+        start the shared query from its checkpoint. Spark re-runs the batch that was in flight
+        from its offset log with the task states saved before it, so the run continues
+        exactly once; the events emitted while the driver was down are worked off in batches
+        of at most ``max_events``."""
+        if self.query is not None:
+            raise SparkRuntimeError("replay needs an engine whose query has not started",
+                                    task=QUERY)
+        self.start_seq = int(start_seq)
+        ops = list(ops)
+        self._replaying = True
+        try:
+            for o in ops:
+                if o["op"] == "submit":
+                    self.submit(flows[o["dag"]], at=int(o["cut"]))
+                else:
+                    self.remove(o["dag"], at=int(o["cut"]))
+        finally:
+            self._replaying = False
+        self._start_query()
+        self.log.append({"event": "resume", "ops": len(ops), "ms": time.time() * 1000})
 
     def restart(self, qname: str = QUERY) -> None:
         """Stop the shared query abruptly and start it again from its checkpoint with a fresh
@@ -384,6 +424,8 @@ class InplaceRuntime:
         with self.lock:
             join = self._cut(at, f"submit {flow.id}")
             placement = self.planner.submit(flow)
+            if self.on_op is not None:
+                self.on_op("submit", flow.id, join)
             kinds = {t.id: t.kind for t in placement.start}
             kinds.update({t: i["kind"] for t, i in self.tasks.items() if t not in kinds})
             leaves = {r for r in placement.sinks.values() if kinds[r] == "task"}
@@ -414,6 +456,8 @@ class InplaceRuntime:
         with self.lock:
             cut = self._cut(at, f"remove {dag_id}")
             removal = self.planner.remove(dag_id)
+            if self.on_op is not None:
+                self.on_op("remove", dag_id, cut)
             actions = self.deployment.end(removal, cut)
             for t in removal.stop:
                 self.tasks[t]["end"] = cut
@@ -457,8 +501,27 @@ class InplaceRuntime:
                                  "loads": self.deployment.loads(), "ms": time.time() * 1000})
         exc = self.query.exception()
         if exc is not None:
-            raise SparkRuntimeError(f"query failed: {str(exc).splitlines()[0][:300]}",
+            self._recover(str(exc).splitlines()[0][:300])
+
+    def _recover(self, error: str) -> None:
+        """Start the failed shared query again from its checkpoint (the batch that failed is
+        re-run exactly once); give up with a one-line error after ``max_restarts`` failures
+        with no batch finished in between."""
+        batches = self.handler.batches if self.handler is not None else 0
+        streak = [f for f in self.failures if f["batches"] == batches]
+        if len(streak) >= self.max_restarts:
+            raise SparkRuntimeError(f"query failed {len(streak) + 1} times in a row: {error}",
                                     task=QUERY)
+        event = {"event": "failure", "error": error, "batches": batches,
+                 "ms": time.time() * 1000}
+        self.failures.append(event)
+        self.log.append(event)
+        handler = self.handler
+        self._start_query()
+        if handler is not None and self.handler is not None:  # keep the run's counters
+            self.handler.batches, self.handler.busy_s = handler.batches, handler.busy_s
+            self.handler.processed = handler.processed
+        self.log.append({"event": "restart", "query": QUERY, "ms": time.time() * 1000})
 
     def qhw(self, qname: str = QUERY) -> int:
         """Every source ``seq <=`` this has been processed by every shard."""

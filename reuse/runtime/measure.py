@@ -141,6 +141,11 @@ class SinkTail:
                 self.seen.add(path)
                 yield d / name
 
+    def skip_existing(self) -> int:
+        """Mark every record file already there as read (a resumed run's earlier outputs);
+        how many there were."""
+        return sum(1 for _ in self._new_files())
+
     def new_records(self) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for f in self._new_files():

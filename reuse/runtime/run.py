@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import csv
+import json
 import os
 import sys
 import time
@@ -24,17 +25,18 @@ from typing import Any
 
 from reuse.dataflow import Dataflow
 from reuse.runtime.accounting import account, leaked_records
+from reuse.runtime.journal import JOURNAL, JournalState, RunJournal
 from reuse.runtime.measure import CpuMeter, SinkTail, percentile
 from reuse.runtime.policy import LIVE_MODES, Policy
 from reuse.runtime.runtime import Runtime
 from reuse.traces import Op, check_trace
 
-__all__ = ["CSV_COLUMNS", "LIVE_MODES", "live_run", "run_trace", "write_rows"]
+__all__ = ["CSV_COLUMNS", "LIVE_MODES", "live_run", "resume_run", "run_trace", "write_rows"]
 
 CSV_COLUMNS = ["step", "op", "dag", "running_tasks", "paused_tasks", "queries", "cores",
                "cores_steady", "p50_latency_ms", "p99_latency_ms", "events_in", "events_out",
                "lost", "duplicated", "cut", "op_seconds", "cpu_driver", "cpu_jvm",
-               "cpu_python_workers", "cpu_other"]
+               "cpu_python_workers", "cpu_other", "failures", "gap_s"]
 
 
 def _progress(msg: str) -> None:
@@ -44,7 +46,9 @@ def _progress(msg: str) -> None:
 def run_trace(runtime: Any, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
               step_seconds: float, meter: CpuMeter | None = None, check: bool = True,
               defrag_every: int = 0, warmup_s: float = 0.0,
-              progress: Callable[[str], None] | None = _progress) -> list[dict[str, Any]]:
+              progress: Callable[[str], None] | None = _progress,
+              journal: RunJournal | None = None, journal_params: Mapping[str, Any] | None = None,
+              resumed: JournalState | None = None) -> list[dict[str, Any]]:
     """Enact ``ops`` one per step on ``runtime``; return the CSV rows (see module doc).
 
     ``runtime``: a :class:`~reuse.runtime.runtime.Runtime` (a query per partial DAG) or an
@@ -53,6 +57,13 @@ def run_trace(runtime: Any, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
     not charged with the JVM's warm-up (both modes get the same). ``progress`` gets one line
     per step; a callable with a ``step(n, total, row)`` method also gets each row (the
     notebooks' progress bar, :class:`reuse.runtime.progress.StepBar`).
+
+    ``journal`` (shared-query engine): every operation and row is journaled, with
+    ``journal_params`` in the start record, so ``reuse run --resume`` can finish the run if
+    this process dies. ``resumed``: the journal of such a run, whose engine has been rebuilt
+    (:meth:`~reuse.runtime.inplace.InplaceRuntime.replay`); its rows are kept, the step the
+    driver died in is measured again from now (``failures`` counts the death), and the trace
+    goes on from the first operation never enacted.
     """
     label = runtime.policy.label
     check_trace(ops, flows)
@@ -61,70 +72,52 @@ def run_trace(runtime: Any, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
     tail = SinkTail(runtime.root)
     rows: list[dict[str, Any]] = []
     seq_marks: list[int] = []
+    first = 1
     runtime.start_sources(sorted({flows[o.dag].task(s).type for o in ops
                                   for s in flows[o.dag].sources}))
-    if warmup_s > 0:
-        if progress:
-            progress(f"[{label}] warming up {warmup_s:g} s (sources only, not measured)")
-        end = time.time() + warmup_s
-        while time.time() < end:
-            runtime.poll()
-            time.sleep(0.25)
+    if resumed is not None:
+        rows, seq_marks = [dict(r) for r in resumed.rows], list(resumed.marks)
+        first = resumed.next_step
+        tail.skip_existing()  # the dead driver's steps' outputs are not the next step's
+    else:
+        if journal is not None:
+            journal.start({**(journal_params or {}), "t0": runtime.t0,
+                           "start_seq": runtime.start_seq})
+        if warmup_s > 0:
+            if progress:
+                progress(f"[{label}] warming up {warmup_s:g} s (sources only, not measured)")
+            end = time.time() + warmup_s
+            while time.time() < end:
+                runtime.poll()
+                time.sleep(0.25)
     t_run = time.time()
     try:
+        pending = resumed.pending if resumed is not None else None
+        if pending is not None:  # the step the driver died in: measured again from now
+            if progress:
+                progress(f"[{label}] resumed at step {pending['step']}/{len(ops)} "
+                         f"({pending['op']} {pending['dag']} was enacted at {pending['cut']})")
+            row = _measure_step(runtime, meter, tail, step_seconds, int(pending["step"]),
+                                pending["op"], pending["dag"], {"J": pending["cut"]},
+                                time.time(), runtime.bound(), 0.0, died=1)
+            _finish_step(row, int(pending["mark"]), rows, seq_marks, journal, progress,
+                         label, len(ops), t_run)
         for step, op in enumerate(ops, start=1):
+            if step < first:
+                continue
             t0 = time.time()
-            cpu0 = meter.total(by_category=True)
             b0 = runtime.bound()
-            seq_marks.append(b0 + 1)
+            if journal is not None:
+                runtime.on_op = (lambda o, d, c, _s=step, _m=b0 + 1:
+                                 journal.op(_s, o, d, c, _m))
             info = (runtime.submit(flows[op.dag]) if op.op == "submit"
                     else runtime.remove(op.dag))
             if defrag_every and step % defrag_every == 0:
                 runtime.defragment()
-            op_s = time.time() - t0
-            mid = t0 + step_seconds / 2
-            cpu_mid = None
-            while True:
-                now = time.time()
-                if cpu_mid is None and now >= mid:
-                    cpu_mid = (meter.total(), now)
-                if now >= t0 + step_seconds:
-                    break
-                runtime.poll()
-                time.sleep(min(0.25, max(0.0, t0 + step_seconds - now)))
-            t1 = time.time()
-            cpu1 = meter.total(by_category=True)
-            b1 = runtime.bound()
-            n_out, lat = tail.new_latencies()
-            n_src = len(runtime.sources)
-            dcpu = {k: cpu1.get(k, 0.0) - cpu0.get(k, 0.0) for k in cpu1}
-            total = sum(dcpu.values())
-            steady = ((sum(cpu1.values()) - cpu_mid[0]) / (t1 - cpu_mid[1])
-                      if cpu_mid and t1 > cpu_mid[1] else None)
-            c = runtime.counts()
-            row = {"step": step, "op": op.op, "dag": op.dag, **c,
-                   "cores": round(total / (t1 - t0), 4),
-                   "cores_steady": None if steady is None else round(steady, 4),
-                   "p50_latency_ms": _r(percentile(lat, 50)),
-                   "p99_latency_ms": _r(percentile(lat, 99)),
-                   "events_in": (b1 - b0) * n_src, "events_out": n_out,
-                   "lost": None, "duplicated": None,
-                   "cut": info.get("J", info.get("R")), "op_seconds": round(op_s, 3),
-                   "cpu_driver": round(dcpu.get("driver", 0.0), 3),
-                   "cpu_jvm": round(dcpu.get("jvm", 0.0), 3),
-                   "cpu_python_workers": round(dcpu.get("python-worker", 0.0), 3),
-                   "cpu_other": round(sum(v for k, v in dcpu.items()
-                                          if k not in ("driver", "jvm", "python-worker")), 3)}
-            rows.append(row)
-            if progress:
-                elapsed = time.time() - t_run
-                eta = elapsed / step * (len(ops) - step)
-                progress(f"[{label} {step}/{len(ops)} {elapsed:.0f}s, ~{eta:.0f}s left] "
-                         f"{op.op} {op.dag}: {c['running_tasks']} tasks (+{c['paused_tasks']} "
-                         f"paused), {c['queries']} queries, {row['cores']:.2f} cores, "
-                         f"p50 {row['p50_latency_ms']} ms")
-                if hasattr(progress, "step"):
-                    progress.step(step, len(ops), row)
+            row = _measure_step(runtime, meter, tail, step_seconds, step, op.op, op.dag, info,
+                                t0, b0, time.time() - t0)
+            _finish_step(row, b0 + 1, rows, seq_marks, journal, progress, label, len(ops),
+                         t_run)
         upto = runtime.bound() + 1
         if runtime.limit is not None:
             upto = min(upto, runtime.limit)
@@ -133,6 +126,7 @@ def run_trace(runtime: Any, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
     finally:
         meter.stop()
         runtime.save_ledger()
+    _output_gaps(rows, runtime.root)
     if check:
         if progress:
             progress("checking outputs against the reference execution ...")
@@ -155,6 +149,104 @@ def run_trace(runtime: Any, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
             progress(f"{len(leaks)} outputs of tasks outside their windows (counted as "
                      "duplicated)")
     return rows
+
+
+def _measure_step(runtime: Any, meter: CpuMeter, tail: SinkTail, step_seconds: float,
+                  step: int, op: str, dag: str, info: Mapping[str, Any], t0: float, b0: int,
+                  op_s: float, died: int = 0) -> dict[str, Any]:
+    """Idle (polling the runtime) until the step's time is up; its row. ``died``: the driver
+    died in this step (a resumed run measures the step again)."""
+    cpu0 = meter.total(by_category=True)
+    failed0 = len(getattr(runtime, "failures", ()))
+    mid = t0 + step_seconds / 2
+    cpu_mid = None
+    while True:
+        now = time.time()
+        if cpu_mid is None and now >= mid:
+            cpu_mid = (meter.total(), now)
+        if now >= t0 + step_seconds:
+            break
+        runtime.poll()
+        time.sleep(min(0.25, max(0.0, t0 + step_seconds - now)))
+    t1 = time.time()
+    cpu1 = meter.total(by_category=True)
+    b1 = runtime.bound()
+    n_out, lat = tail.new_latencies()
+    n_src = len(runtime.sources)
+    dcpu = {k: cpu1.get(k, 0.0) - cpu0.get(k, 0.0) for k in cpu1}
+    total = sum(dcpu.values())
+    steady = ((sum(cpu1.values()) - cpu_mid[0]) / (t1 - cpu_mid[1])
+              if cpu_mid and t1 > cpu_mid[1] else None)
+    c = runtime.counts()
+    return {"step": step, "op": op, "dag": dag, **c,
+            "cores": round(total / (t1 - t0), 4),
+            "cores_steady": None if steady is None else round(steady, 4),
+            "p50_latency_ms": _r(percentile(lat, 50)),
+            "p99_latency_ms": _r(percentile(lat, 99)),
+            "events_in": (b1 - b0) * n_src, "events_out": n_out,
+            "lost": None, "duplicated": None,
+            "cut": info.get("J", info.get("R")), "op_seconds": round(op_s, 3),
+            "cpu_driver": round(dcpu.get("driver", 0.0), 3),
+            "cpu_jvm": round(dcpu.get("jvm", 0.0), 3),
+            "cpu_python_workers": round(dcpu.get("python-worker", 0.0), 3),
+            "cpu_other": round(sum(v for k, v in dcpu.items()
+                                   if k not in ("driver", "jvm", "python-worker")), 3),
+            "failures": died + len(getattr(runtime, "failures", ())) - failed0,
+            "gap_s": None, "t_start_ms": round(t0 * 1000), "t_end_ms": round(t1 * 1000)}
+
+
+def _finish_step(row: dict[str, Any], mark: int, rows: list[dict[str, Any]],
+                 seq_marks: list[int], journal: RunJournal | None,
+                 progress: Callable[[str], None] | None, label: str, n_ops: int,
+                 t_run: float) -> None:
+    rows.append(row)
+    seq_marks.append(mark)
+    if journal is not None:
+        journal.row(row, mark)
+    if progress:
+        step = int(row["step"])
+        elapsed = time.time() - t_run
+        eta = (n_ops - step) * (row["t_end_ms"] - row["t_start_ms"]) / 1000
+        progress(f"[{label} {step}/{n_ops} {elapsed:.0f}s, ~{eta:.0f}s left] "
+                 f"{row['op']} {row['dag']}: {row['running_tasks']} tasks "
+                 f"(+{row['paused_tasks']} paused), {row['queries']} queries, "
+                 f"{row['cores']:.2f} cores, p50 {row['p50_latency_ms']} ms"
+                 + (f", {row['failures']} failure(s)" if row["failures"] else ""))
+        if hasattr(progress, "step"):
+            progress.step(step, n_ops, row)
+
+
+def _output_gaps(rows: list[dict[str, Any]], root: Path) -> None:
+    """``gap_s`` of each step: the longest time between two consecutive batch completions of
+    the shared query (``batches.jsonl``) ending in the step, the time since the last one for a
+    step with none. Sinks output in every batch that has events, so this is the longest
+    output pause a failure (or anything else) caused. The query-per-DAG engines keep no such
+    log: ``None``."""
+    path = Path(root) / "batches.jsonl"
+    if not path.exists():
+        return
+    ends = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            b = json.loads(line)
+        except ValueError:
+            continue  # a line torn by a killed driver
+        ends.append(float(b["ms"]) + 1000 * float(b["wall_s"]))
+    ends.sort()
+    for r in rows:
+        lo, hi = float(r.get("t_start_ms") or 0), float(r.get("t_end_ms") or 0)
+        if not hi:
+            continue
+        prev = [e for e in ends if e < lo]
+        last = prev[-1] if prev else None
+        gap = 0.0
+        for e in (e for e in ends if lo <= e <= hi):
+            if last is not None:
+                gap = max(gap, e - last)
+            last = e
+        if last is not None:
+            gap = max(gap, hi - last) if not any(lo <= e <= hi for e in ends) else gap
+        r["gap_s"] = round(gap / 1000, 3)
 
 
 def _r(x: float | None) -> float | None:
@@ -183,8 +275,13 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
              bus: str = "file", rate: float = 10.0, trigger_s: float = 2.0,
              pi_iterations: int = 1600, defrag_every: int = 0, warmup_s: float = 10.0,
              data_dir: str | os.PathLike[str] | None = None, check: bool = True,
-             progress: Callable[[str], None] | None = _progress) -> list[dict[str, Any]]:
+             progress: Callable[[str], None] | None = _progress,
+             resume: JournalState | None = None) -> list[dict[str, Any]]:
     """Set up a session, bus and CPU meter, replay ``ops`` live (:func:`run_trace`), tear down.
+
+    On the shared query the run is journaled in ``root`` (:mod:`reuse.runtime.journal`), so a
+    run whose process died can be finished by :func:`resume_run` (``resume``: its journal); a
+    new run refuses a ``root`` that already holds one.
 
     The one entry point of ``reuse run`` and the notebooks. The live mode is ``policy`` (a
     :class:`~reuse.runtime.policy.Policy` or a :data:`LIVE_MODES` name), else built from
@@ -202,6 +299,9 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
     from reuse.runtime.session import get_session, stop_session
 
     root = Path(root)
+    if resume is None and (root / JOURNAL).exists():
+        raise SparkRuntimeError("already holds a run (journal.jsonl): resume it with "
+                                "--resume, or choose a new --root", file=str(root))
     if isinstance(policy, str):
         pol = LIVE_MODES[policy] if policy in LIVE_MODES else Policy.of(policy)
     else:
@@ -238,16 +338,29 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
 
                 rt = InplaceRuntime(spark, root, mode=pol.mode.value, shards=shards, rate=rate,
                                     trigger_s=trigger_s, pi_iterations=pi_iterations,
-                                    data_dir=dd, max_events=max_events)
+                                    data_dir=dd, max_events=max_events,
+                                    t0_ms=None if resume is None else int(resume.start["t0"]))
+                if resume is not None:
+                    rt.replay(resume.ops, dict(flows), start_seq=int(resume.start["start_seq"]))
+                journal: RunJournal | None = RunJournal(root)
+                params = {"flows": [f.to_dict() for f in flows.values()],
+                          "ops": [[o.op, o.dag] for o in ops], "policy": pol.label,
+                          "mode": pol.mode.value, "shards": rt.shards,
+                          "max_events": rt.max_events, "step_seconds": step_seconds,
+                          "rate": rate, "trigger_s": trigger_s, "pi_iterations": pi_iterations,
+                          "data_dir": rt.data_dir, "master": master, "check": check,
+                          "defrag_every": defrag_every}
             else:
                 rt = Runtime(spark, root, mode=pol.mode.value, unmerge=pol.unmerge.value,
                              merge=pol.merge.value, rate=rate, trigger_s=trigger_s,
                              pi_iterations=pi_iterations, bus=bus_obj, data_dir=dd,
                              sources=None if pol.sources is None else pol.sources.value)
+                journal, params = None, {}
             try:
                 return run_trace(rt, flows, ops, step_seconds=step_seconds, meter=meter,
                                  check=check, defrag_every=defrag_every, warmup_s=warmup_s,
-                                 progress=progress)
+                                 progress=progress, journal=journal, journal_params=params,
+                                 resumed=resume)
             finally:
                 rt.close()
         finally:
@@ -257,3 +370,37 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
         if broker is not None:
             broker.stop()
 
+
+def resume_run(root: str | os.PathLike[str], *, ui: bool = False,
+               cluster_dir: str | os.PathLike[str] | None = None,
+               progress: Callable[[str], None] | None = _progress) -> list[dict[str, Any]]:
+    """Finish a shared-query run whose driver died (``reuse run --resume RUN_DIR``): the rows
+    of the whole trace, those written before the death included.
+
+    Everything comes from the run directory: the journal (the dataflows, the trace, the
+    parameters, the operations enacted and their cuts, the rows written) and the shared
+    query's checkpoint. The step the driver died in is measured again from the resume and
+    counts one failure; ``gap_s`` shows the output pause the death caused.
+    """
+    from reuse.dataflow import parse_dataflow
+    from reuse.runtime.journal import load_journal
+    from reuse.traces import Op
+
+    state = load_journal(Path(root))
+    p = state.start
+    try:
+        flows = {f.id: f for f in (parse_dataflow(d) for d in p["flows"])}
+        ops = [Op(o, d) for o, d in p["ops"]]
+        kwargs = {"policy": Policy.of(str(p["mode"]), "inplace"), "shards": int(p["shards"]),
+                  "max_events": int(p["max_events"]), "step_seconds": float(p["step_seconds"]),
+                  "master": str(p["master"]), "rate": float(p["rate"]),
+                  "trigger_s": float(p["trigger_s"]), "pi_iterations": int(p["pi_iterations"]),
+                  "defrag_every": int(p["defrag_every"]), "data_dir": str(p["data_dir"]),
+                  "check": bool(p["check"])}
+    except (KeyError, TypeError, ValueError) as exc:
+        from reuse.errors import StateError
+
+        raise StateError(f"start record is incomplete ({type(exc).__name__}: {exc})",
+                         file=str(Path(root) / JOURNAL)) from None
+    return live_run(flows, ops, root=root, ui=ui, cluster_dir=cluster_dir, warmup_s=0.0,
+                    progress=progress, resume=state, **kwargs)  # type: ignore[arg-type]

@@ -1,0 +1,227 @@
+"""Fault injection on the shared query: ``kill -9`` of a Python worker, of the executor JVM
+(local standalone cluster) and of the driver (``reuse run`` and its JVM), each mid-trace and at
+the SEQ peak.
+
+Each fault kind is one ``reuse run`` of the workload's SEQ trace (every DAG) in its own
+process, killed at two steps (default: the middle of the ramp-up and the peak). A killed
+driver is followed by ``reuse run --resume``. Printed per kill: the failures the run recorded,
+the longest output pause in the step (``gap_s``: time between two consecutive batch
+completions, or since the last one) beside the median pause of the steps without a kill, the
+time to recover (that excess), and lost / duplicated outputs of the whole run (the reference
+execution). k-safety (replicas) is not built yet, so there is no ``--k-safe 1`` column.
+
+Run: ``.venv/bin/python benchmarks/runtime_faults.py [--workload riot] [--step-seconds 5]
+[--faults worker,executor,driver] [--json out.json]``  (about 15 minutes for RIoT at 5 s steps).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+import psutil
+
+ROOT = Path(__file__).resolve().parent.parent
+REUSE = [sys.executable, "-m", "reuse"]
+
+
+def write_inputs(workload: str, d: Path) -> tuple[Path, Path, int]:
+    """The workload's dataflows and its SEQ trace as files; the trace's peak step."""
+    from reuse.trace_registry import build_trace
+
+    trace = build_trace(workload, "seq")
+    dags = d / "dags"
+    dags.mkdir(parents=True)
+    for f in trace.flows.values():
+        (dags / f"{f.id}.json").write_text(json.dumps(f.to_dict()))
+    path = d / "trace.json"
+    path.write_text(json.dumps({"ops": [{"op": o.op, "dag": o.dag} for o in trace.ops]}))
+    peak = sum(1 for o in trace.ops if o.op == "submit")  # SEQ: every submit, then removes
+    return dags, path, peak
+
+
+def journal_steps(root: Path) -> tuple[int, int]:
+    """(operations enacted, rows written) so far, from the run journal."""
+    ops = rows = 0
+    try:
+        lines = (root / "journal.jsonl").read_text().splitlines()
+    except FileNotFoundError:
+        return 0, 0
+    for ln in lines:
+        try:
+            kind = json.loads(ln)["kind"]
+        except (ValueError, KeyError):
+            continue
+        ops += kind == "op"
+        rows += kind == "row"
+    return ops, rows
+
+
+def forked_workers(root_pid: int) -> list[int]:
+    out = []
+    try:
+        procs = psutil.Process(root_pid).children(recursive=True)
+    except psutil.Error:
+        return []
+    for p in procs:
+        try:
+            parent = p.parent()
+            if ("pyspark.daemon" in " ".join(p.cmdline()) and parent is not None
+                    and "pyspark.daemon" in " ".join(parent.cmdline())):
+                out.append(p.pid)
+        except psutil.Error:
+            continue
+    return out
+
+
+def executor_pids() -> list[int]:
+    out = []
+    for p in psutil.process_iter(["cmdline"]):
+        try:
+            if "CoarseGrainedExecutorBackend" in " ".join(p.info["cmdline"] or []):
+                out.append(p.pid)
+        except psutil.Error:
+            continue
+    return out
+
+
+def start(args: list[str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+
+
+def kill(fault: str, proc: subprocess.Popen[bytes]) -> list[int]:
+    """Inject one fault; the PIDs killed."""
+    if fault == "driver":
+        group = [proc.pid] + [c.pid for c in psutil.Process(proc.pid).children(recursive=True)]
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+        return group
+    if fault == "executor":
+        pids = executor_pids()
+        for p in pids:
+            os.kill(p, signal.SIGKILL)
+        return pids
+    killed: list[int] = []  # worker: every forked Python worker, for 3 s (to hit a batch)
+    end = time.time() + 3
+    while time.time() < end:
+        for p in forked_workers(proc.pid):
+            try:
+                os.kill(p, signal.SIGKILL)
+                killed.append(p)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.02)
+    return killed
+
+
+def run_fault(fault: str, dags: Path, trace: Path, work: Path, kill_steps: list[int],
+              step_s: float, rate: float) -> dict[str, Any]:
+    root, out = work / f"run-{fault}", work / f"{fault}.csv"
+    cmd = [*REUSE, "run", "--dags", str(dags), "--trace", str(trace), "--root", str(root),
+           "--out", str(out), "--step-seconds", str(step_s), "--rate", str(rate),
+           "--warmup-seconds", "5"]
+    cluster = None
+    if fault == "executor":
+        cluster = work / "cluster"
+        port, ui = _free_port(), _free_port()
+        res = subprocess.run([*REUSE, "cluster", "start", "--dir", str(cluster), "--port",
+                              str(port), "--ui-port", str(ui)], capture_output=True, text=True)
+        if res.returncode != 0:
+            raise SystemExit(f"cluster start failed: {res.stderr.strip()[-300:]}")
+        cmd += ["--master", json.loads(res.stdout)["url"], "--cluster-dir", str(cluster)]
+    kills = []
+    try:
+        proc = start(cmd)
+        for k in kill_steps:
+            while journal_steps(root)[0] < k:
+                if proc.poll() is not None:
+                    raise SystemExit(f"{fault}: the run ended (status {proc.returncode}) "
+                                     f"before step {k}")
+                time.sleep(0.1)
+            time.sleep(step_s / 3)
+            t = time.time()
+            pids = kill(fault, proc)
+            kills.append({"step": k, "pids": len(pids), "at": t})
+            print(f"  {fault}: killed {len(pids)} process(es) in step {k}", flush=True)
+            if fault == "driver":
+                time.sleep(1)
+                proc = start([*REUSE, "run", "--resume", str(root), "--out", str(out)])
+        if proc.wait() != 0:
+            raise SystemExit(f"{fault}: the run failed (status {proc.returncode}); see {root}")
+    finally:
+        if cluster is not None:
+            subprocess.run([*REUSE, "cluster", "stop", "--dir", str(cluster)],
+                           capture_output=True)
+    rows = list(csv.DictReader(out.open()))
+    hit = {k["step"] for k in kills}
+    normal = median(float(r["gap_s"]) for r in rows
+                    if int(r["step"]) not in hit and r["gap_s"] not in ("", None))
+    res_kills = []
+    for k in kills:
+        r = rows[k["step"] - 1]
+        gap = float(r["gap_s"])
+        res_kills.append({"step": k["step"], "killed": k["pids"],
+                          "failures": int(r["failures"]), "gap_s": gap,
+                          "recover_s": round(max(0.0, gap - normal), 2)})
+    return {"fault": fault, "kills": res_kills, "normal_gap_s": normal,
+            "lost": sum(int(r["lost"]) for r in rows),
+            "duplicated": sum(int(r["duplicated"]) for r in rows),
+            "failures": sum(int(r["failures"]) for r in rows), "steps": len(rows)}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--workload", default="riot")
+    p.add_argument("--step-seconds", type=float, default=5.0)
+    p.add_argument("--rate", type=float, default=10.0)
+    p.add_argument("--faults", default="worker,executor,driver")
+    p.add_argument("--json", default=None)
+    args = p.parse_args()
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    work = Path(tempfile.mkdtemp(prefix="reuse-faults-"))
+    dags, trace, peak = write_inputs(args.workload, work)
+    steps = [max(2, peak // 2), peak]
+    print(f"{args.workload} SEQ, {peak} submits then removes; kills in steps {steps}; "
+          f"{args.step_seconds:g} s steps at {args.rate:g} events/s; work dir {work}",
+          flush=True)
+    results = []
+    for fault in args.faults.split(","):
+        t = time.time()
+        res = run_fault(fault, dags, trace, work, steps, args.step_seconds, args.rate)
+        res["wall_s"] = round(time.time() - t)
+        results.append(res)
+        print(json.dumps(res), flush=True)
+    print("\n| fault | step | processes killed | failures recorded | longest output pause "
+          "(s) | normal pause (s) | time to recover (s) | lost | duplicated |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in results:
+        for k in r["kills"]:
+            where = "peak" if k["step"] == peak else "mid-trace"
+            print(f"| {r['fault']} | {k['step']} ({where}) | {k['killed']} | {k['failures']} | "
+                  f"{k['gap_s']:.1f} | {r['normal_gap_s']:.1f} | {k['recover_s']:.1f} | "
+                  f"{r['lost']} | {r['duplicated']} |")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+"""Failures on real Spark: a Python worker and the driver killed by PID (``kill -9``).
+
+The shared-query engine must notice a failed query and restart it from its checkpoint, and a
+run whose ``reuse run`` process (with its JVM) was killed must finish with ``--resume``; both
+end with every sink's outputs equal to the reference execution's (lost = duplicated = 0).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from reuse.runtime.accounting import account, leaked_records
+from reuse.runtime.inplace import InplaceRuntime
+from reuse.testing import ROOT, riot_flows
+from reuse.workloads.riotbench import build_dataflows, write_dags
+
+pytestmark = pytest.mark.spark
+
+RATE = 20.0
+LIMIT = 400
+
+
+def python_workers() -> list[psutil.Process]:
+    """Spark's forked Python workers in this process tree (children of ``pyspark.daemon``)."""
+    out = []
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if "pyspark.daemon" in " ".join(p.cmdline()) and p.parent() is not None \
+                    and "pyspark.daemon" in " ".join(p.parent().cmdline()):
+                out.append(p)
+        except psutil.Error:
+            continue
+    return out
+
+
+def test_killed_python_worker_is_recovered(spark: Any, tmp_path: Path) -> None:
+    flows = riot_flows("stats-sys", "clean-sys")
+    rt = InplaceRuntime(spark, tmp_path, mode="reuse", shards=2, rate=RATE, trigger_s=1.0,
+                        limit=LIMIT, t0_ms=int(time.time() * 1000) + 500)
+    killed: list[int] = []
+    try:
+        rt.start_sources(["SYS"])
+        rt.submit(flows["stats-sys"], at=60)
+        rt.submit(flows["clean-sys"], at=100)
+        while rt.bound() < 160:
+            rt.poll()
+            time.sleep(0.05)
+        # kill every forked worker while batches run, until the query has failed once
+        deadline = time.time() + 60
+        while not rt.failures and time.time() < deadline and rt.qhw() < LIMIT - 1:
+            if rt.handler is not None and rt.handler.in_batch:
+                for p in python_workers():
+                    try:
+                        os.kill(p.pid, signal.SIGKILL)
+                        killed.append(p.pid)
+                    except ProcessLookupError:
+                        pass
+            rt.poll()
+            time.sleep(0.01)
+        rt.wait_processed(LIMIT - 1, timeout_s=120)
+        ledger = rt.ledger()
+    finally:
+        rt.close()
+    assert killed, "no Python worker was found to kill"
+    assert rt.failures, "killing workers mid-batch never failed the query"
+    events = [e["event"] for e in ledger["log"]]
+    assert "failure" in events and "restart" in events
+    acc = account(tmp_path, ledger, LIMIT)
+    for dag, a in acc.items():
+        assert a["expected"] > 0 and (a["lost"], a["duplicated"]) == (0, 0), (dag, a)
+    assert leaked_records(tmp_path, ledger, LIMIT) == {}
+
+
+def _journal_kinds(root: Path) -> list[str]:
+    try:
+        lines = (root / "journal.jsonl").read_text().splitlines()
+    except FileNotFoundError:
+        return []
+    out = []
+    for ln in lines:
+        try:
+            out.append(json.loads(ln)["kind"])
+        except ValueError:
+            pass
+    return out
+
+
+def test_driver_killed_and_resumed(tmp_path: Path) -> None:
+    """``reuse run`` (driver and its JVM) killed with SIGKILL in step 2; ``--resume`` finishes
+    the trace from the journal and the checkpoint."""
+    dags = tmp_path / "dags"
+    write_dags([d for d in build_dataflows(ROOT / "data" / "riotbench")
+                if d["id"] in ("etl-sys", "etl-annotate-sys", "stats-sys")], dags)
+    trace = tmp_path / "trace.json"
+    ops = [("submit", "etl-sys"), ("submit", "stats-sys"), ("submit", "etl-annotate-sys"),
+           ("remove", "etl-sys")]
+    trace.write_text(json.dumps({"ops": [{"op": o, "dag": d} for o, d in ops]}))
+    root = tmp_path / "run"
+    reuse = [sys.executable, "-m", "reuse"]
+    proc = subprocess.Popen([*reuse, "run", "--dags", str(dags), "--trace", str(trace),
+                             "--step-seconds", "5", "--trigger-seconds", "1",
+                             "--warmup-seconds", "1", "--rate", "20", "--root", str(root),
+                             "--out", str(tmp_path / "first.csv")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        deadline = time.time() + 240
+        # one row written and step 2's operation enacted: kill in the middle of step 2
+        while _journal_kinds(root).count("op") < 2 or _journal_kinds(root).count("row") < 1:
+            assert proc.poll() is None, "the run ended before it could be killed"
+            assert time.time() < deadline, "the run never reached step 2"
+            time.sleep(0.1)
+        time.sleep(1.5)
+        group = [proc.pid] + [c.pid for c in psutil.Process(proc.pid).children(recursive=True)]
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    deadline = time.time() + 30
+    while any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE
+              for p in group) and time.time() < deadline:
+        time.sleep(0.2)
+    assert not (tmp_path / "first.csv").exists()
+    time.sleep(3)  # the trace goes on in wall time while nobody runs it
+    out = tmp_path / "resumed.csv"
+    res = subprocess.run([*reuse, "run", "--resume", str(root), "--out", str(out)],
+                         capture_output=True, text=True, timeout=400)
+    assert res.returncode == 0, res.stderr[-2000:]
+    rows = list(csv.DictReader(out.open()))
+    assert [(r["op"], r["dag"]) for r in rows] == ops
+    assert all(r["lost"] == "0" and r["duplicated"] == "0" for r in rows)
+    assert [int(r["failures"]) for r in rows] == [0, 1, 0, 0]
+    # the output pause covers the time the driver was dead (>= the 3 s above)
+    assert float(rows[1]["gap_s"]) >= 3.0 > float(rows[2]["gap_s"])
+    assert sum(int(r["events_out"]) for r in rows[1:]) > 0
+    # a fresh run refuses a directory that holds one
+    again = subprocess.run([*reuse, "run", "--dags", str(dags), "--trace", str(trace),
+                            "--root", str(root), "--out", str(tmp_path / "x.csv")],
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode == 1 and "already holds a run" in again.stderr
+    assert again.stderr.count("\n") == 1
