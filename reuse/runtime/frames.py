@@ -1,9 +1,9 @@
-"""Bus frames: one topic message = one batch of events in Arrow IPC, LZ4 when it pays.
+"""Bus frames: one topic message = one batch of events in Arrow IPC, LZ4 for low entropy.
 
 A frame is a fixed 24-byte header and a body::
 
-    magic "RWBF" | version u8 | flags u8 | reserved u16 | hw i64 | count u32 | crc32(body) u32
-    body = an Arrow IPC stream: schema (one utf8 column ``v``), one record batch, end marker
+    header = magic "RWBF" | version u8 | flags u8 | reserved u16 | hw i64 | count u32 | crc32 u32
+    body   = Arrow IPC stream: schema (one column "v", utf8 or binary), one record batch, end mark
 
 ``hw`` is the producer's high-water mark (every source event with ``seq <= hw`` is fully
 processed, see :mod:`reuse.runtime.bus`), ``count`` the number of events. Why Arrow IPC and not
@@ -12,7 +12,10 @@ UTF-8 buffer plus an offsets buffer, so reading is a pointer walk, not a line sp
 event may hold any character, newlines included); reads are zero-copy from the received bytes;
 pyarrow is already installed as PySpark's Arrow path needs it (no new dependency) and the body
 is a standard Arrow stream any Arrow reader (Spark's JVM, arrow-rs) can open; the schema travels
-with the frame and is checked on read, so there is no schema drift between producers.
+with the frame and is checked on read, so there is no schema drift between producers. The
+runtime's events are JSON texts (a utf8 column, read back as ``str``: ``json.loads`` of a
+``str`` is much cheaper than of ``bytes``); a batch of ``bytes`` events makes a binary column,
+read back as ``bytes``, so opaque payloads (Neptune's random packets) travel as they are.
 
 Compression follows Neptune's selective scheme (Section III.5 of the Neptune paper): LZ4 (the
 Arrow IPC format's own ``LZ4_FRAME`` buffer compression, so the body stays a standard Arrow
@@ -42,7 +45,8 @@ MAGIC = b"RWBF"
 VERSION = 1
 _LZ4 = 0x01  # flags bit 0: the body's buffers are LZ4-frame compressed
 _HEADER = struct.Struct("<4sBBHqII")
-_SCHEMA = pa.schema([pa.field("v", pa.string(), nullable=False)])
+_TEXT = pa.schema([pa.field("v", pa.string(), nullable=False)])
+_BINARY = pa.schema([pa.field("v", pa.binary(), nullable=False)])
 _PLAIN = pa.ipc.IpcWriteOptions(use_threads=False)
 _PACKED = pa.ipc.IpcWriteOptions(compression="lz4", use_threads=False)
 
@@ -75,10 +79,11 @@ class FrameError(SparkRuntimeError):
 
 @dataclass(frozen=True)
 class Frame:
-    """One decoded topic message: the producer's high-water mark and its events, in order."""
+    """One decoded topic message: the producer's high-water mark and its events, in order
+    (``str`` for a text frame, ``bytes`` for a binary one)."""
 
     hw: int
-    values: list[str]
+    values: list[str] | list[bytes]
     compressed: bool = False
 
 
@@ -117,16 +122,18 @@ def entropy(data: bytes | memoryview | pa.Buffer, sample: int = SAMPLE_BYTES) ->
     return float(-(p * np.log2(p)).sum()) + 0.0
 
 
-def encode_frame(hw: int, events: Sequence[str | bytes], *, compress: bool | None = None,
-                 ) -> bytes:
-    """One frame holding ``events`` (UTF-8 text, one per event) and the high-water mark ``hw``.
+def encode_frame(hw: int, events: Sequence[str] | Sequence[bytes], *,
+                 compress: bool | None = None) -> bytes:
+    """One frame holding ``events`` (one value per event) and the high-water mark ``hw``.
 
     Parameters
     ----------
     hw
         The producer's high-water mark (``-1``: nothing processed yet).
     events
-        The batch's events in order, as ``str`` or UTF-8 ``bytes``.
+        The batch's events in order. ``str`` events make a text frame, ``bytes`` events a
+        binary one (the first event decides; a ``bytes`` event in a text batch must be UTF-8,
+        a ``str`` event in a binary batch is stored UTF-8 encoded).
     compress
         ``None`` (default): the entropy gate decides (LZ4 when the payload is at least
         :data:`MIN_COMPRESS_BYTES` and its :func:`entropy` is under :data:`ENTROPY_THRESHOLD`);
@@ -140,7 +147,7 @@ def encode_frame(hw: int, events: Sequence[str | bytes], *, compress: bool | Non
     Raises
     ------
     pyarrow.ArrowInvalid
-        An event given as ``bytes`` is not UTF-8.
+        A ``bytes`` event in a text batch is not UTF-8.
 
     Examples
     --------
@@ -148,14 +155,15 @@ def encode_frame(hw: int, events: Sequence[str | bytes], *, compress: bool | Non
     >>> data[:4], decode_frame(data, topic="t", key="k")
     (b'RWBF', Frame(hw=7, values=['{"seq":6}', '{"seq":7}'], compressed=False))
     """
-    col = pa.array(events, type=pa.string())
+    schema = _BINARY if len(events) and isinstance(events[0], bytes | bytearray) else _TEXT
+    col = pa.array(events, type=schema.field(0).type)
     if compress is None:
         payload = col.buffers()[2]
         compress = (payload is not None and payload.size >= MIN_COMPRESS_BYTES
                     and entropy(payload) < ENTROPY_THRESHOLD)
     sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, _SCHEMA, options=_PACKED if compress else _PLAIN) as w:
-        w.write_batch(pa.record_batch([col], schema=_SCHEMA))
+    with pa.ipc.new_stream(sink, schema, options=_PACKED if compress else _PLAIN) as w:
+        w.write_batch(pa.record_batch([col], schema=schema))
     body = sink.getvalue()
     head = _HEADER.pack(MAGIC, VERSION, _LZ4 if compress else 0, 0, hw, len(col),
                         zlib.crc32(body))
@@ -175,7 +183,8 @@ def decode_frame(data: bytes, *, topic: str, key: str) -> Frame:
     Returns
     -------
     Frame
-        ``hw``, the events as ``str`` in order, and whether the body was compressed.
+        ``hw``, the events in order (``str`` or ``bytes``, as encoded), and whether the body
+        was compressed.
 
     Raises
     ------
@@ -211,9 +220,9 @@ def decode_frame(data: bytes, *, topic: str, key: str) -> Frame:
         batches = list(reader)
     except (pa.ArrowException, ValueError, OSError) as e:
         raise fail(f"undecodable Arrow body: {e}") from e
-    if reader.schema != _SCHEMA:
+    if reader.schema != _TEXT and reader.schema != _BINARY:
         got = reader.schema.to_string(show_schema_metadata=False).replace("\n", "; ")
-        raise fail(f"schema '{got}', expected one utf8 column 'v'")
+        raise fail(f"schema '{got}', expected one utf8 or binary column 'v'")
     if len(batches) != 1 or batches[0].num_rows != count:
         rows = sum(b.num_rows for b in batches)
         raise fail(f"{len(batches)} record batches with {rows} rows, header says 1 with {count}")
