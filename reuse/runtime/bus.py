@@ -183,6 +183,10 @@ class RedisBus(Bus):
     def offsets(self, topics: Sequence[str]) -> dict[str, str]:
         return {t: self.latest(t) for t in topics}
 
+    def size(self, topic: str) -> int:
+        # XLEN: the generic read up to "\uffff" is not a stream id Redis accepts
+        return int(self.client.xlen(self.prefix + topic))
+
 
 def _redis_id(raw: Any) -> str:
     """Redis stream ids as zero-padded text so that string order is id order."""
