@@ -52,7 +52,7 @@ _PACKED = pa.ipc.IpcWriteOptions(compression="lz4", use_threads=False)
 
 #: Bits per byte under which a payload is compressed. Measured on 4 KiB samples
 #: (``benchmarks/bus_frames.py``): RIoTBench SYS, TAXI and FIT event streams and OPMW's synthetic
-#: events sit at 4.3-4.6 and LZ4 shrinks them 4-60x; ``os.urandom`` bytes sit at 7.95 and LZ4
+#: events sit at 4.3-4.6 and LZ4 shrinks their frames 5-50x; ``os.urandom`` bytes sit at 7.95 and LZ4
 #: gains nothing. 6.0 leaves more than a bit of room on either side. Order-0 entropy is a cheap
 #: proxy, not a promise: hex-encoded random bytes (4.0) pass the gate and LZ4 cannot shrink them.
 ENTROPY_THRESHOLD = 6.0
