@@ -1,18 +1,24 @@
 """The stream bus between partial DAGs, and the rate-paced source replay.
 
 A *topic* carries one running task's output stream (or one source stream). A producer appends
-one *message* per micro-batch: a key that sorts after every earlier key of the topic, and a text
-of JSON lines. The first line is the producer's high-water mark ``{"_hw": n}``: every source event
-with ``seq <= n`` has been fully processed by the producer, so its outputs for those events are in
-this or an earlier message (consumers use it to align inputs and to know when they have drained).
+one *message* per micro-batch: a key that sorts after every earlier key of the topic, and a
+*frame* (:mod:`reuse.runtime.frames`: the batch's events as JSON texts in one Arrow IPC column,
+LZ4-compressed when their entropy is low). The frame carries the producer's high-water mark
+``hw``: every source event with ``seq <= hw`` has been fully processed by the producer, so its
+outputs for those events are in this or an earlier message (consumers use it to align inputs and
+to know when they have drained). The buses move frames as opaque bytes; producers encode with
+:func:`~reuse.runtime.frames.encode_frame` and the consumer decodes with
+:func:`~reuse.runtime.frames.decode_frame` inside the query's Python worker, where task CPU is
+spent, so both buses carry the same bytes.
 
 Two buses implement the same three calls (``publish``, ``latest``, ``read``):
 
 - :class:`FileBus` (default, embedded): one directory per topic under ``<root>/topics``, one file
-  per message, written to a hidden temporary name and renamed, so readers never see a partial
-  message. Keys are ``<launch:06d>-<batch:09d>``: a relaunched producer gets a larger launch
+  per message (``<key>.frame``), written to a hidden temporary name and renamed, so readers
+  never see a partial message. Keys are ``<launch:06d>-<batch:09d>``: a relaunched producer gets a larger launch
   number, so its messages sort after its predecessor's.
-- :class:`RedisBus` (``--bus redis``): one Redis Stream per topic (``XADD``), keys are stream ids.
+- :class:`RedisBus` (``--bus redis``): one Redis Stream per topic (``XADD`` of the frame's
+  bytes), keys are stream ids.
 
 Consumers read through :class:`BusDataSource` (Python Data Source ``reusebus``): its offsets are
 the last key read per topic, kept in the query's checkpoint, so a restarted query resumes exactly
@@ -44,6 +50,9 @@ __all__ = ["Bus", "FileBus", "RedisBus", "make_bus", "safe_name", "source_event"
            "emitted_bound", "BusDataSource", "ReplayDataSource", "register_sources"]
 
 
+_EXT = ".frame"
+
+
 def safe_name(topic: str) -> str:
     """A file-name-safe, injective spelling of a topic (task ids contain ``.`` and ``#``).
 
@@ -70,15 +79,16 @@ class Bus:
         """Options that rebuild this bus in another process (see :func:`make_bus`)."""
         raise NotImplementedError
 
-    def publish(self, topic: str, key: str, text: str) -> None:
+    def publish(self, topic: str, key: str, frame: bytes) -> None:
+        """Append one message (a frame, see :func:`reuse.runtime.frames.encode_frame`)."""
         raise NotImplementedError
 
     def latest(self, topic: str) -> str:
         """The key of the newest message, or ``""`` for an empty topic."""
         raise NotImplementedError
 
-    def read(self, topic: str, after: str, upto: str) -> Iterator[tuple[str, str]]:
-        """Messages with ``after < key <= upto`` in key order."""
+    def read(self, topic: str, after: str, upto: str) -> Iterator[tuple[str, bytes]]:
+        """Messages ``(key, frame)`` with ``after < key <= upto`` in key order (undecoded)."""
         raise NotImplementedError
 
     def offsets(self, topics: Sequence[str]) -> dict[str, str]:
@@ -90,7 +100,7 @@ class Bus:
 
 
 class FileBus(Bus):
-    """Topics as directories of JSON-lines files (no server; survives the session)."""
+    """Topics as directories of frame files (no server; survives the session)."""
 
     kind = "file"
 
@@ -103,36 +113,37 @@ class FileBus(Bus):
     def topic_dir(self, topic: str) -> Path:
         return Path(self.root) / "topics" / safe_name(topic)
 
-    def publish(self, topic: str, key: str, text: str) -> None:
+    def publish(self, topic: str, key: str, frame: bytes) -> None:
         d = self.topic_dir(topic)
         d.mkdir(parents=True, exist_ok=True)
         tmp = d / f".{key}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, d / f"{key}.jsonl")
+        tmp.write_bytes(frame)
+        os.replace(tmp, d / f"{key}{_EXT}")
 
     def _keys(self, topic: str) -> list[str]:
         try:
             names = os.listdir(self.topic_dir(topic))
         except FileNotFoundError:
             return []
-        return sorted(n[:-6] for n in names if n.endswith(".jsonl") and not n.startswith("."))
+        return sorted(n[:-len(_EXT)] for n in names
+                      if n.endswith(_EXT) and not n.startswith("."))
 
     def latest(self, topic: str) -> str:
         keys = self._keys(topic)
         return keys[-1] if keys else ""
 
-    def read(self, topic: str, after: str, upto: str) -> Iterator[tuple[str, str]]:
+    def read(self, topic: str, after: str, upto: str) -> Iterator[tuple[str, bytes]]:
         d = self.topic_dir(topic)
         for k in self._keys(topic):
             if after < k <= upto:
-                yield k, (d / f"{k}.jsonl").read_text(encoding="utf-8")
+                yield k, (d / f"{k}{_EXT}").read_bytes()
 
     def size(self, topic: str) -> int:
         return len(self._keys(topic))
 
 
 class RedisBus(Bus):
-    """Topics as Redis Streams on a local redis-server (entries ``{"k": key, "t": text}``).
+    """Topics as Redis Streams on a local redis-server (entries ``{"f": frame}``).
 
     The client is opened lazily, so the object pickles to Python workers.
     """
@@ -158,20 +169,24 @@ class RedisBus(Bus):
             self._client = redis.Redis.from_url(self.url)
         return self._client
 
-    def publish(self, topic: str, key: str, text: str) -> None:
-        self.client.xadd(self.prefix + topic, {"t": text})
+    def publish(self, topic: str, key: str, frame: bytes) -> None:
+        self.client.xadd(self.prefix + topic, {"f": frame})
 
     def latest(self, topic: str) -> str:
         got = self.client.xrevrange(self.prefix + topic, count=1)
         return _redis_id(got[0][0]) if got else ""
 
-    def read(self, topic: str, after: str, upto: str) -> Iterator[tuple[str, str]]:
+    def read(self, topic: str, after: str, upto: str) -> Iterator[tuple[str, bytes]]:
         start = f"({after}" if after else "-"
         for entry_id, fields in self.client.xrange(self.prefix + topic, start, upto):
-            yield _redis_id(entry_id), fields[b"t"].decode("utf-8")
+            yield _redis_id(entry_id), bytes(fields[b"f"])
 
     def offsets(self, topics: Sequence[str]) -> dict[str, str]:
         return {t: self.latest(t) for t in topics}
+
+    def size(self, topic: str) -> int:
+        # XLEN: the generic read up to "\uffff" is not a stream id Redis accepts
+        return int(self.client.xlen(self.prefix + topic))
 
 
 def _redis_id(raw: Any) -> str:
@@ -277,15 +292,18 @@ class _BusReader(DataSourceStreamReader):
 
     def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
         for topic, after, upto in partition.value:  # type: ignore[attr-defined]
-            for key, text in self.bus.read(topic, after, upto):
-                yield (topic, key, text)
+            for key, frame in self.bus.read(topic, after, upto):
+                yield (topic, key, frame)
 
     def commit(self, end: dict) -> None:
         pass
 
 
 class BusDataSource(DataSource):
-    """``spark.readStream.format("reusebus")``: rows ``(topic, key, text)``, one per message.
+    """``spark.readStream.format("reusebus")``: rows ``(topic, key, frame)``, one per message.
+
+    Frames pass through undecoded: the partial DAG's worker decodes them (and names the topic
+    and key of a malformed one).
 
     Options: ``topics`` (JSON list), ``start`` (JSON topic -> key already consumed: the join
     point), ``bus_spec`` (JSON of :meth:`Bus.spec`).
@@ -296,7 +314,7 @@ class BusDataSource(DataSource):
         return "reusebus"
 
     def schema(self) -> str:
-        return "topic string, key string, text string"
+        return "topic string, key string, frame binary"
 
     def streamReader(self, schema: Any) -> DataSourceStreamReader:
         return _BusReader(dict(self.options))

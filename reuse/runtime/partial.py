@@ -41,6 +41,7 @@ from reuse.runtime.bus import make_bus, safe_name
 from reuse.runtime.execution import SINK_TYPES, build_task, digest, task_kind
 from reuse.runtime.execution import cached_task as _task
 from reuse.runtime.execution import record as _record
+from reuse.runtime.frames import decode_frame, encode_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,38 +50,26 @@ if TYPE_CHECKING:
 __all__ = ["task_kind", "build_task", "digest", "run_batch", "PartialHandler", "read_json",
            "write_json", "write_records", "BatchStates", "SINK_TYPES"]
 
-def _parse(text: str) -> tuple[int | None, list[dict[str, Any]]]:
-    hw: int | None = None
-    events = []
-    for line in text.splitlines():
-        if not line:
-            continue
-        ev = json.loads(line)
-        if "_hw" in ev:
-            hw = int(ev["_hw"]) if hw is None else max(hw, int(ev["_hw"]))
-        else:
-            events.append(ev)
-    return hw, events
-
-
 def run_batch(spec: Mapping[str, Any], control: Mapping[str, Any], state: Mapping[str, Any],
-              messages: list[tuple[str, str, str]], now_ms: Callable[[], float] | None = None,
+              messages: list[tuple[str, str, bytes]], now_ms: Callable[[], float] | None = None,
               ) -> dict[str, Any]:
-    """Run the sub-DAG's tasks on one batch of bus messages ``(topic, key, text)``.
+    """Run the sub-DAG's tasks on one batch of bus messages ``(topic, key, frame)``.
 
-    Pure apart from the clock used to stamp sink records. Returns ``{"topics": {topic: text},
-    "sinks": {task: [record]}, "state": new_state}``.
+    Pure apart from the clock used to stamp sink records. Returns ``{"topics": {topic: frame},
+    "sinks": {task: [record]}, "state": new_state}``; the published frames are encoded here,
+    in the worker, like the input frames are decoded here. A malformed input frame raises
+    :class:`~reuse.runtime.frames.FrameError` (naming its topic and key) before anything is
+    returned, so the batch fails and its offsets are not committed: nothing is skipped.
     """
     clock = now_ms or (lambda: time.time() * 1000)
     opts = spec.get("opts", {})
     hw = dict(state.get("hw", {}))
     offsets = dict(state.get("offsets", {}))
     ext: dict[str, list[dict[str, Any]]] = {}
-    for topic, key, text in sorted(messages, key=lambda m: (m[0], m[1])):
-        mhw, evs = _parse(text)
-        if mhw is not None:
-            hw[topic] = max(hw.get(topic, -1), mhw)
-        ext.setdefault(topic, []).extend(evs)
+    for topic, key, data in sorted(messages, key=lambda m: (m[0], m[1])):
+        frame = decode_frame(data, topic=topic, key=key)
+        hw[topic] = max(hw.get(topic, -1), frame.hw)
+        ext.setdefault(topic, []).extend(json.loads(v) for v in frame.values)
         offsets[topic] = max(offsets.get(topic, ""), key)
     in_topics = sorted(set(spec["topics"].values()))
     qhw = min((hw.get(t, -1) for t in in_topics), default=-1)
@@ -137,9 +126,8 @@ def run_batch(spec: Mapping[str, Any], control: Mapping[str, Any], state: Mappin
     topics = {}
     for tid in control.get("publish", []):
         if tid in internal:
-            lines = [json.dumps({"_hw": qhw})]
-            lines += [json.dumps(e, separators=(",", ":")) for e in outputs.get(tid, [])]
-            topics[spec["name_of"][tid]] = "\n".join(lines) + "\n"
+            lines = [json.dumps(e, separators=(",", ":")) for e in outputs.get(tid, [])]
+            topics[spec["name_of"][tid]] = encode_frame(qhw, lines)
     new_state = {"tasks": states, "hw": hw, "offsets": offsets, "held": held, "qhw": qhw,
                  "final": final}
     return {"topics": topics, "sinks": sinks, "state": new_state}
@@ -208,20 +196,25 @@ class BatchStates:
                 pass
 
 
+#: The worker's output rows: a published topic's frame, a sink's records, or the new state.
+_WORKER_SCHEMA = "kind string, name string, text string, frame binary"
+
+
 def _worker(spec: dict[str, Any], control: dict[str, Any], state: dict[str, Any],
             ) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
     def fn(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         import pandas as pd
 
-        messages: list[tuple[str, str, str]] = []
+        messages: list[tuple[str, str, bytes]] = []
         for f in frames:
-            messages.extend(zip(f["topic"], f["key"], f["text"], strict=True))
+            messages.extend(zip(f["topic"], f["key"], f["frame"], strict=True))
         res = run_batch(spec, control, state, messages)
-        rows = [("topic", k, v) for k, v in res["topics"].items()]
-        rows += [("sink", k, "\n".join(json.dumps(r, separators=(",", ":")) for r in v) + "\n")
-                 for k, v in res["sinks"].items()]
-        rows.append(("state", "", json.dumps(res["state"], separators=(",", ":"))))
-        yield pd.DataFrame(rows, columns=["kind", "name", "text"])
+        rows: list[tuple[str, str, str | None, bytes | None]]
+        rows = [("topic", k, None, v) for k, v in res["topics"].items()]
+        rows += [("sink", k, "\n".join(json.dumps(r, separators=(",", ":")) for r in v) + "\n",
+                  None) for k, v in res["sinks"].items()]
+        rows.append(("state", "", json.dumps(res["state"], separators=(",", ":")), None))
+        yield pd.DataFrame(rows, columns=["kind", "name", "text", "frame"])
 
     return fn
 
@@ -292,13 +285,13 @@ class PartialHandler:
             self.states.save(batch_id, state)
             return
         rows = df.coalesce(1).mapInPandas(
-            _worker(self.spec, control, state), "kind string, name string, text string",
+            _worker(self.spec, control, state), _WORKER_SCHEMA,
         ).collect()
         new_state = state
         key = f"{int(self.spec['launch']):06d}-{batch_id:09d}"
-        for kind, name, text in rows:
+        for kind, name, text, frame in rows:
             if kind == "topic":
-                self.bus.publish(name, key, text)
+                self.bus.publish(name, key, bytes(frame))
             elif kind == "sink":
                 write_records(self.root / "sinks", name, key, text)
             elif kind == "state":

@@ -51,6 +51,7 @@ from reuse.dataflow import Dataflow
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.bus import Bus, FileBus, emitted_bound
 from reuse.runtime.execution import parents_first
+from reuse.runtime.frames import encode_frame
 from reuse.runtime.partial import PartialHandler, read_json, task_kind, write_json
 from reuse.runtime.planners import Planner, make_planner, private_stream, source_stream
 from reuse.runtime.policy import Merge, Mode, Policy, Unmerge
@@ -102,7 +103,8 @@ class QueryInfo:
 
 
 class _SourceHandler:
-    """foreachBatch of a source query: publish each stream's events with ``_hw`` = last seq."""
+    """foreachBatch of a source query: publish each stream's events as one frame whose ``hw``
+    is the batch's last seq (see :mod:`reuse.runtime.frames`)."""
 
     def __init__(self, bus: Bus, launch: int) -> None:
         self.bus, self.launch = bus, launch
@@ -123,8 +125,8 @@ class _SourceHandler:
             by_src.setdefault(src, []).append((seq, value))
         for src, rows in by_src.items():
             rows.sort()
-            text = json.dumps({"_hw": rows[-1][0]}) + "\n" + "".join(v + "\n" for _, v in rows)
-            self.bus.publish(f"src:{src}", f"{self.launch:06d}-{batch_id:09d}", text)
+            frame = encode_frame(rows[-1][0], [v for _, v in rows])
+            self.bus.publish(f"src:{src}", f"{self.launch:06d}-{batch_id:09d}", frame)
             self.events += len(rows)
         self.batches += 1
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from reuse.runtime.bus import FileBus, emitted_bound, source_event
+from reuse.runtime.frames import FrameError, decode_frame, encode_frame
 from reuse.runtime.partial import run_batch
 
 SPEC = {
@@ -17,19 +20,21 @@ SPEC = {
 }
 
 
-def _msg(key: str, seqs: range, hw: int | None = None) -> tuple[str, str, str]:
-    lines = [json.dumps({"_hw": seqs[-1] if hw is None else hw})]
-    lines += [json.dumps(source_event("S", "synthetic", s, 0, 10.0)) for s in seqs]
-    return ("src:S", key, "\n".join(lines) + "\n")
+def _msg(key: str, seqs: range, hw: int | None = None) -> tuple[str, str, bytes]:
+    lines = [json.dumps(source_event("S", "synthetic", s, 0, 10.0)) for s in seqs]
+    return ("src:S", key, encode_frame(seqs[-1] if hw is None else hw, lines))
+
+
+def _seqs(frame: bytes) -> list[int]:
+    return [json.loads(v)["seq"] for v in decode_frame(frame, topic="t", key="k").values]
 
 
 def test_admission_cuts_and_publish() -> None:
     res = run_batch(SPEC, {"publish": ["pi"], "end": {"out": 7}}, {}, [_msg("a", range(0, 10))],
                     now_ms=lambda: 0.0)
     assert [r["q"] for r in res["sinks"]["out"]] == [3, 4, 5, 6]  # J = 3 <= seq < R = 7
-    lines = res["topics"]["pi"].splitlines()
-    assert json.loads(lines[0]) == {"_hw": 9}
-    assert [json.loads(x)["seq"] for x in lines[1:]] == list(range(3, 10))
+    assert decode_frame(res["topics"]["pi"], topic="pi", key="k").hw == 9
+    assert _seqs(res["topics"]["pi"]) == list(range(3, 10))
     assert res["state"]["offsets"] == {"src:S": "a"} and not res["state"]["final"]
 
 
@@ -50,30 +55,38 @@ def test_stateful_multi_parent_task_waits_for_slower_input() -> None:
         "opts": {},
     }
 
-    def msg(topic: str, key: str, seqs: list[int], hw: int) -> tuple[str, str, str]:
+    def msg(topic: str, key: str, seqs: list[int], hw: int) -> tuple[str, str, bytes]:
         evs = [{"src": "S", "seq": s, "ts": 0, "obs": "MLR", "value": 1.0, "actual": 2.0}
                for s in seqs]
-        return (topic, key, "\n".join([json.dumps({"_hw": hw})] + [json.dumps(e) for e in evs]))
+        return (topic, key, encode_frame(hw, [json.dumps(e) for e in evs]))
 
     first = run_batch(spec, {"publish": ["err"]}, {}, [msg("A", "1", [0, 1, 2, 3], 3),
                                                        msg("B", "1", [0, 1], 1)])
-    out1 = [json.loads(x)["seq"] for x in first["topics"]["err"].splitlines()[1:]]
+    out1 = _seqs(first["topics"]["err"])
     assert out1 == [0, 0, 1, 1]  # seq 2, 3 of A held until B has passed them
     assert [e["seq"] for e in first["state"]["held"]["err"]] == [2, 3]
     second = run_batch(spec, {"publish": ["err"]}, first["state"], [msg("B", "2", [2, 3], 3)])
-    out2 = [json.loads(x)["seq"] for x in second["topics"]["err"].splitlines()[1:]]
+    out2 = _seqs(second["topics"]["err"])
     assert out2 == [2, 2, 3, 3]
 
 
 def test_file_bus_orders_messages_and_hides_partial_writes(tmp_path: Path) -> None:
     bus = FileBus(tmp_path)
     assert bus.latest("t") == ""
-    bus.publish("t", "000002-000000001", "b\n")
-    bus.publish("t", "000001-000000005", "a\n")
+    bus.publish("t", "000002-000000001", encode_frame(1, ["b"]))
+    bus.publish("t", "000001-000000005", encode_frame(0, ["a"]))
     (bus.topic_dir("t") / ".000003-000000000.tmp").write_text("partial")
     assert bus.latest("t") == "000002-000000001"
     assert [k for k, _ in bus.read("t", "", "~")] == ["000001-000000005", "000002-000000001"]
     assert [k for k, _ in bus.read("t", "000001-000000005", "~")] == ["000002-000000001"]
+
+
+def test_corrupt_input_frame_fails_the_batch_naming_topic_and_key() -> None:
+    topic, key, frame = _msg("000001-000000002", range(0, 4))
+    bad = frame[:-1] + bytes([frame[-1] ^ 0xFF])
+    with pytest.raises(FrameError, match=r"topic 'src:S': message 000001-000000002: checksum"):
+        run_batch(SPEC, {"publish": ["pi"]}, {}, [_msg("000001-000000001", range(0, 2)),
+                                                  (topic, key, bad)])
 
 
 def test_sources_are_deterministic_and_paced() -> None:
