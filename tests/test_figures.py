@@ -36,5 +36,5 @@ def test_plot_cores_draws_one_line_per_mode() -> None:
             "reuse-relaunch": _run([1, 2], [0.1, 0.2])}
     plot_cores(runs, ax, "riot", "seq")
     labels = [line.get_label() for line in ax.get_lines()]
-    assert labels[0] == "Default" and len(labels) == 3 and "relaunch" in labels[2]
+    assert labels[0].startswith("Default (own sources") and len(labels) == 3 and "relaunch" in labels[2]
     plt.close(fig)
