@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,6 +57,7 @@ from reuse.runtime.planners import Planner, make_planner, private_stream, source
 from reuse.runtime.policy import Merge, Mode, Policy, Unmerge
 
 if TYPE_CHECKING:
+    import pandas as pd
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
@@ -103,8 +104,10 @@ class QueryInfo:
 
 
 class _SourceHandler:
-    """foreachBatch of a source query: publish each stream's events as one frame whose ``hw``
-    is the batch's last seq (see :mod:`reuse.runtime.frames`)."""
+    """foreachBatch of a source query: each stream's events of the batch become one frame whose
+    ``hw`` is the batch's last seq (see :mod:`reuse.runtime.frames`), encoded and published by
+    the Python worker that generated them (Neptune's "sources at rate"): the driver only gets
+    one count per stream, never the events."""
 
     def __init__(self, bus: Bus, launch: int) -> None:
         self.bus, self.launch = bus, launch
@@ -120,15 +123,36 @@ class _SourceHandler:
             self.in_batch = False
 
     def _batch(self, df: DataFrame, batch_id: int) -> None:
+        key = f"{self.launch:06d}-{batch_id:09d}"
+        counts = df.mapInPandas(_publish_sources(self.bus.spec(), key),
+                                "src string, events long").collect()
+        self.events += sum(int(n) for _, n in counts)
+        self.batches += 1
+
+
+def _publish_sources(bus_spec: dict[str, str], key: str,
+                     ) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
+    """The worker side of :class:`_SourceHandler`: group the batch's rows by stream, publish
+    one frame per stream under ``key`` (a re-run batch rewrites the same message), yield the
+    counts."""
+    def fn(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        import pandas as pd
+
+        from reuse.runtime.bus import make_bus
+
+        bus = make_bus(bus_spec)
         by_src: dict[str, list[tuple[int, str]]] = {}
-        for seq, src, value in df.collect():
-            by_src.setdefault(src, []).append((seq, value))
+        for f in frames:
+            for seq, src, value in zip(f["seq"], f["src"], f["value"], strict=True):
+                by_src.setdefault(src, []).append((int(seq), value))
+        out = []
         for src, rows in by_src.items():
             rows.sort()
-            frame = encode_frame(rows[-1][0], [v for _, v in rows])
-            self.bus.publish(f"src:{src}", f"{self.launch:06d}-{batch_id:09d}", frame)
-            self.events += len(rows)
-        self.batches += 1
+            bus.publish(f"src:{src}", key, encode_frame(rows[-1][0], [v for _, v in rows]))
+            out.append((src, len(rows)))
+        yield pd.DataFrame(out, columns=["src", "events"])
+
+    return fn
 
 
 class Runtime:
