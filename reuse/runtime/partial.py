@@ -56,7 +56,8 @@ def run_batch(spec: Mapping[str, Any], control: Mapping[str, Any], state: Mappin
     """Run the sub-DAG's tasks on one batch of bus messages ``(topic, key, frame)``.
 
     Pure apart from the clock used to stamp sink records. Returns ``{"topics": {topic: frame},
-    "sinks": {task: [record]}, "state": new_state}``; the published frames are encoded here,
+    "sinks": {task: [record]}, "state": new_state, "events": input events}``; the published
+    frames are encoded here,
     in the worker, like the input frames are decoded here. A malformed input frame raises
     :class:`~reuse.runtime.frames.FrameError` (naming its topic and key) before anything is
     returned, so the batch fails and its offsets are not committed: nothing is skipped.
@@ -66,11 +67,13 @@ def run_batch(spec: Mapping[str, Any], control: Mapping[str, Any], state: Mappin
     hw = dict(state.get("hw", {}))
     offsets = dict(state.get("offsets", {}))
     ext: dict[str, list[dict[str, Any]]] = {}
+    n_in = 0
     for topic, key, data in sorted(messages, key=lambda m: (m[0], m[1])):
         frame = decode_frame(data, topic=topic, key=key)
         hw[topic] = max(hw.get(topic, -1), frame.hw)
         ext.setdefault(topic, []).extend(json.loads(v) for v in frame.values)
         offsets[topic] = max(offsets.get(topic, ""), key)
+        n_in += len(frame.values)
     in_topics = sorted(set(spec["topics"].values()))
     qhw = min((hw.get(t, -1) for t in in_topics), default=-1)
     ends = {k: int(v) for k, v in control.get("end", {}).items()}
@@ -130,7 +133,7 @@ def run_batch(spec: Mapping[str, Any], control: Mapping[str, Any], state: Mappin
             topics[spec["name_of"][tid]] = encode_frame(qhw, lines)
     new_state = {"tasks": states, "hw": hw, "offsets": offsets, "held": held, "qhw": qhw,
                  "final": final}
-    return {"topics": topics, "sinks": sinks, "state": new_state}
+    return {"topics": topics, "sinks": sinks, "state": new_state, "events": n_in}
 
 
 def read_json(path: str | os.PathLike[str], default: Any = None) -> Any:
@@ -164,7 +167,8 @@ class BatchStates:
 
     A batch re-run after a restart starts from the state saved after the batch before it;
     the latest state is kept in memory for the common case of consecutive batches, and only
-    the last ``keep`` files are kept on disk.
+    the last ``keep`` files are kept on disk (whatever the batch ids: older ones, from before a
+    gap, are removed too), so the folder stays bounded like Spark's own offset log.
     """
 
     def __init__(self, state_dir: str | os.PathLike[str], keep: int = 10) -> None:
@@ -188,12 +192,15 @@ class BatchStates:
     def save(self, batch_id: int, state: dict[str, Any]) -> None:
         write_json(self.dir / f"{batch_id:09d}.json", state)
         self.last = (batch_id, state)
-        old = batch_id - self.keep
-        if old >= 0:
-            try:
-                os.remove(self.dir / f"{old:09d}.json")
-            except FileNotFoundError:
-                pass
+        if batch_id < self.keep:
+            return
+        for n in os.listdir(self.dir):
+            if (n.endswith(".json") and not n.startswith(".")
+                    and int(n[:-5]) <= batch_id - self.keep):
+                try:
+                    os.remove(self.dir / n)
+                except FileNotFoundError:
+                    pass
 
 
 #: The worker's output rows: a published topic's frame, a sink's records, or the new state.
@@ -214,6 +221,7 @@ def _worker(spec: dict[str, Any], control: dict[str, Any], state: dict[str, Any]
         rows += [("sink", k, "\n".join(json.dumps(r, separators=(",", ":")) for r in v) + "\n",
                   None) for k, v in res["sinks"].items()]
         rows.append(("state", "", json.dumps(res["state"], separators=(",", ":")), None))
+        rows.append(("events", "", str(res["events"]), None))
         yield pd.DataFrame(rows, columns=["kind", "name", "text", "frame"])
 
     return fn
@@ -289,6 +297,7 @@ class PartialHandler:
         ).collect()
         new_state = state
         key = f"{int(self.spec['launch']):06d}-{batch_id:09d}"
+        events = 0
         for kind, name, text, frame in rows:
             if kind == "topic":
                 self.bus.publish(name, key, bytes(frame))
@@ -296,6 +305,11 @@ class PartialHandler:
                 write_records(self.root / "sinks", name, key, text)
             elif kind == "state":
                 new_state = json.loads(text)
+            elif kind == "events":
+                events = int(text)
+        slow = float(control.get("slow_s") or 0.0)
+        if slow and events:  # test-only slowdown (Runtime.slow_down): this tenant only
+            time.sleep(slow * events)
         self.states.save(batch_id, new_state)
         if new_state.get("final") and not self.final_path.exists():
             write_json(self.final_path, new_state)
