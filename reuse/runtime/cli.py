@@ -118,8 +118,9 @@ def add_parsers(subparsers: Any) -> None:
                    help="partial, relaunch: events per input topic a lagging partial query "
                         "takes per micro-batch; it is throttled to that once its lag passes "
                         "2N events and until it is under N/2, and otherwise takes all it has "
-                        "(default: ten triggers' worth of one source, rate x trigger x 10; "
-                        "0 = no bound)")
+                        "(default: rate x trigger x 10 x 25, ten triggers' worth of one "
+                        "source allowing a parse's fan-out of up to 25 events per source "
+                        "event; 0 = no bound)")
     r.add_argument("--step-seconds", type=float, default=60.0)
     r.add_argument("--warmup-seconds", type=float, default=10.0,
                    help="sources run this long before step 1, unmeasured (JVM warm-up)")

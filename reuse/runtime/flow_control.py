@@ -51,7 +51,7 @@ from typing import Any
 from reuse.runtime import SparkRuntimeError
 
 __all__ = ["Limits", "Admission", "Consumer", "throttle", "admit", "truncation_points",
-           "default_max_events"]
+           "default_max_events", "FANOUT_ALLOWANCE"]
 
 
 @dataclass(frozen=True)
@@ -128,19 +128,30 @@ class Limits:
         return cls(n, None if hi is None else int(hi), None if lo is None else int(lo))
 
 
-def default_max_events(rate: float, trigger_s: float, triggers: int = 10) -> int:
-    """The default bite: ``triggers`` triggers' worth of one source's events.
+#: Events one source event may become on a topic: SenMLParse emits one event per observed field,
+#: and RIoTBench's SenML messages carry 8 (SYS) to 23 (FIT) fields.
+FANOUT_ALLOWANCE = 25
 
-    A consumer that keeps up reads about one trigger's worth per batch, so a bite of 10 lets a
-    lagging consumer catch up at up to 10 triggers of source time per batch (much faster than
-    real time while its batches are shorter than 10 triggers) and keeps its batches bounded.
+
+def default_max_events(rate: float, trigger_s: float, triggers: int = 10,
+                       fanout: int = FANOUT_ALLOWANCE) -> int:
+    """The default bite: ``triggers`` triggers' worth of one source, times ``fanout``.
+
+    The limit counts events on the topic, and a topic after a 1:N parse carries up to
+    :data:`FANOUT_ALLOWANCE` events per source event, so the default allows for that: with a
+    bite of less than one trigger's arrivals a throttled consumer could never catch up. On a
+    parse topic the default bite is then about ten triggers of source time; on a source topic
+    (one event per source event) it is a memory bound more than a throttle (``lag_high`` is 500
+    triggers behind). Set it lower (``reuse run --bus-max-events``) to throttle sooner.
 
     Examples
     --------
     >>> default_max_events(100.0, 2.0)
+    50000
+    >>> default_max_events(100.0, 2.0, fanout=1)
     2000
     """
-    return max(1, round(rate * trigger_s * triggers))
+    return max(1, round(rate * trigger_s * triggers * fanout))
 
 
 def throttle(throttled: bool, lag: int, limits: Limits) -> bool:

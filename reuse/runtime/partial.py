@@ -56,8 +56,7 @@ def run_batch(spec: Mapping[str, Any], control: Mapping[str, Any], state: Mappin
     """Run the sub-DAG's tasks on one batch of bus messages ``(topic, key, frame)``.
 
     Pure apart from the clock used to stamp sink records. Returns ``{"topics": {topic: frame},
-    "sinks": {task: [record]}, "state": new_state, "events": input events}``; the published
-    frames are encoded here,
+    "sinks": {task: [record]}, "state": new_state}``; the published frames are encoded here,
     in the worker, like the input frames are decoded here. A malformed input frame raises
     :class:`~reuse.runtime.frames.FrameError` (naming its topic and key) before anything is
     returned, so the batch fails and its offsets are not committed: nothing is skipped.
@@ -67,13 +66,11 @@ def run_batch(spec: Mapping[str, Any], control: Mapping[str, Any], state: Mappin
     hw = dict(state.get("hw", {}))
     offsets = dict(state.get("offsets", {}))
     ext: dict[str, list[dict[str, Any]]] = {}
-    n_in = 0
     for topic, key, data in sorted(messages, key=lambda m: (m[0], m[1])):
         frame = decode_frame(data, topic=topic, key=key)
         hw[topic] = max(hw.get(topic, -1), frame.hw)
         ext.setdefault(topic, []).extend(json.loads(v) for v in frame.values)
         offsets[topic] = max(offsets.get(topic, ""), key)
-        n_in += len(frame.values)
     in_topics = sorted(set(spec["topics"].values()))
     qhw = min((hw.get(t, -1) for t in in_topics), default=-1)
     ends = {k: int(v) for k, v in control.get("end", {}).items()}
@@ -133,7 +130,7 @@ def run_batch(spec: Mapping[str, Any], control: Mapping[str, Any], state: Mappin
             topics[spec["name_of"][tid]] = encode_frame(qhw, lines)
     new_state = {"tasks": states, "hw": hw, "offsets": offsets, "held": held, "qhw": qhw,
                  "final": final}
-    return {"topics": topics, "sinks": sinks, "state": new_state, "events": n_in}
+    return {"topics": topics, "sinks": sinks, "state": new_state}
 
 
 def read_json(path: str | os.PathLike[str], default: Any = None) -> Any:
@@ -221,7 +218,6 @@ def _worker(spec: dict[str, Any], control: dict[str, Any], state: dict[str, Any]
         rows += [("sink", k, "\n".join(json.dumps(r, separators=(",", ":")) for r in v) + "\n",
                   None) for k, v in res["sinks"].items()]
         rows.append(("state", "", json.dumps(res["state"], separators=(",", ":")), None))
-        rows.append(("events", "", str(res["events"]), None))
         yield pd.DataFrame(rows, columns=["kind", "name", "text", "frame"])
 
     return fn
@@ -297,7 +293,6 @@ class PartialHandler:
         ).collect()
         new_state = state
         key = f"{int(self.spec['launch']):06d}-{batch_id:09d}"
-        events = 0
         for kind, name, text, frame in rows:
             if kind == "topic":
                 self.bus.publish(name, key, bytes(frame))
@@ -305,13 +300,23 @@ class PartialHandler:
                 write_records(self.root / "sinks", name, key, text)
             elif kind == "state":
                 new_state = json.loads(text)
-            elif kind == "events":
-                events = int(text)
-        slow = float(control.get("slow_s") or 0.0)
-        if slow and events:  # test-only slowdown (Runtime.slow_down): this tenant only
-            time.sleep(slow * events)
+        self._slow_down(control, int(state.get("qhw", -1)), int(new_state.get("qhw", -1)))
         self.states.save(batch_id, new_state)
         if new_state.get("final") and not self.final_path.exists():
             write_json(self.final_path, new_state)
         self.batches += 1
         self.busy_s += time.time() - t_start
+
+    def _slow_down(self, control: Mapping[str, Any], hw0: int, hw1: int) -> None:
+        """Test-only (``Runtime.slow_down``): sleep ``slow_s`` seconds per source ``seq`` the
+        batch advanced the high-water mark, so the query takes ``factor`` times the source time
+        it processed, whatever the fan-out of its inputs. The sleep is cut short once the
+        control file no longer asks for it (the slowdown ended)."""
+        slow = float(control.get("slow_s") or 0.0)
+        if not slow or hw0 < 0 or hw1 <= hw0:
+            return
+        until = time.time() + slow * (hw1 - hw0)
+        while (left := until - time.time()) > 0:
+            time.sleep(min(0.5, left))
+            if not (read_json(self.control_path, {}) or {}).get("slow_s"):
+                return

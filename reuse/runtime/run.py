@@ -299,7 +299,7 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
     engine) and ``default_sources`` (Default only: ``"private"``, the default, or ``"shared"``,
     query-per-DAG engines only). ``shards`` and ``max_events`` are the inplace engine's; ``bus``
     and ``bus_max_events`` (the partial queries' read limit, see ``Runtime``'s
-    ``max_events_per_trigger``; ``None``: ten triggers' worth of one source) are the
+    ``max_events_per_trigger``; ``None``: its default) are the
     query-per-DAG engine's. A SparkSession that is already active (tests share one) is used and
     left running; one started here is stopped here (with ``ui=True`` its web UI is on and its
     address printed), and so is a Redis broker started for ``bus="redis"``.

@@ -177,8 +177,9 @@ class Runtime:
         Sources emit ``seq < limit`` only (tests; ``None`` = forever).
     max_events_per_trigger
         Events per topic a lagging (throttled) partial query admits per micro-batch (default:
-        ten triggers' worth of one source, :func:`~reuse.runtime.flow_control.default_max_events`;
-        ``0``: no bound and no throttling).
+        ten triggers' worth of one source times the parse fan-out allowance,
+        :func:`~reuse.runtime.flow_control.default_max_events`; ``0``: no bound and no
+        throttling).
     lag_high, lag_low
         The lag watermarks (events) of every partial query's reader: throttled above
         ``lag_high`` until below ``lag_low`` (default: twice and half the read limit).
@@ -656,11 +657,12 @@ class Runtime:
         return self.upkeep.take()
 
     def slow_down(self, qname: str, factor: float) -> None:
-        """Test-only: make a partial query ``factor`` times slower than its sources (its
-        handler sleeps ``factor / rate`` seconds per input event after each batch, so it takes
-        ``rate / factor`` events/s); ``factor`` 0 ends the slowdown. The sleep is in the
-        driver's ``foreachBatch`` thread of that query only: it holds no Spark task slot, so it
-        slows that tenant and nothing else, like a slow machine would."""
+        """Test-only: make a partial query ``factor`` times slower than its producers: after
+        each batch its handler sleeps ``factor`` times the source time the batch advanced its
+        high-water mark (``factor / rate`` seconds per source ``seq``); ``factor`` 0 ends the
+        slowdown (a sleep in progress is cut short). The sleep is in the driver's
+        ``foreachBatch`` thread of that query only: it holds no Spark task slot and no core, so
+        it slows that tenant and nothing else, as a slow machine would."""
         qi = self.queries[qname]
         qi.slow_s = float(factor) / self.rate if factor else 0.0
         self._control(qi)

@@ -8,6 +8,7 @@ share a topic on each bus while :class:`~reuse.runtime.retention.BusUpkeep` trun
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ import pytest
 from reuse.runtime.bus import Bus, BusDataSource, BusError, FileBus
 from reuse.runtime.flow_control import Limits
 from reuse.runtime.frames import FrameError, decode_frame, encode_frame, peek_frame
-from reuse.runtime.partial import BatchStates, read_json, run_batch
+from reuse.runtime.partial import BatchStates, PartialHandler, read_json, write_json
 from reuse.runtime.retention import BusUpkeep
 
 TOPIC = "src:SYS"
@@ -201,10 +202,20 @@ def test_batch_states_stay_bounded_across_gaps(tmp_path: Path) -> None:
     assert st.before(31) == {"b": 30} and st.before(30) is None
 
 
-def test_run_batch_counts_its_input_events() -> None:
-    spec = {"name": "q", "launch": 1, "tasks": [{"id": "out", "type": "Sink", "config": "sink",
-                                                "parents": ["p"]}],
-            "topics": {"p": TOPIC}, "name_of": {"out": "out"}, "start": {"out": 0}, "opts": {}}
-    msgs = [(TOPIC, f"k{i}", encode_frame(i, [json.dumps({"seq": i, "ts": 0})]))
-            for i in range(4)]
-    assert run_batch(spec, {}, {}, msgs, now_ms=lambda: 0.0)["events"] == 4
+def test_slowed_handler_sleeps_per_source_seq_and_wakes_when_the_slowdown_ends(
+        tmp_path: Path) -> None:
+    spec = {"name": "q9", "launch": 9, "tasks": [], "topics": {}, "name_of": {}, "start": {},
+            "opts": {}}
+    h = PartialHandler(spec, str(tmp_path), FileBus(tmp_path).spec())
+    write_json(h.control_path, {"slow_s": 0.05})
+    t = time.time()
+    h._slow_down({"slow_s": 0.05}, 10, 14)  # 4 seq advanced: 0.2 s
+    assert 0.2 <= time.time() - t < 0.6
+    t = time.time()
+    h._slow_down({"slow_s": 0.05}, -1, 14)  # first batch: nothing to compare with
+    h._slow_down({"slow_s": 0.05}, 14, 14)  # no progress, no sleep
+    assert time.time() - t < 0.1
+    write_json(h.control_path, {})  # the slowdown has ended: a long sleep is cut short
+    t = time.time()
+    h._slow_down({"slow_s": 100.0}, 0, 10)
+    assert time.time() - t < 1.0

@@ -146,7 +146,8 @@ def test_limits_validate_and_round_trip() -> None:
     with pytest.raises(SparkRuntimeError, match="low 8, high 5"):
         Limits(10, 5, 8)
     assert Limits(10, lag_high=3) == Limits(10, 3, 3)  # low default clipped to high
-    assert default_max_events(10.0, 2.0) == 200 and default_max_events(0.01, 1.0) == 1
+    assert default_max_events(10.0, 2.0, fanout=1) == 200
+    assert default_max_events(0.01, 1.0, fanout=1) == 1
 
 
 # --- retention -----------------------------------------------------------------------------------

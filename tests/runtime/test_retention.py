@@ -91,13 +91,14 @@ def test_poll_runs_retention_when_due_and_stopping_forgets_the_files(tmp_path: P
 
 def test_limits_reach_every_reader_and_slow_down_reaches_the_handler(tmp_path: Path) -> None:
     rt = _runtime(tmp_path)
-    assert rt.limits.options() == {"max_events": "100", "lag_high": "200", "lag_low": "50"}
+    # default: ten triggers of a 10 events/s source, times the fan-out allowance (25)
+    assert rt.limits.options() == {"max_events": "2500", "lag_high": "5000", "lag_low": "1250"}
     assert _runtime(tmp_path, max_events_per_trigger=0).limits.options() == {}
     assert _runtime(tmp_path, max_events_per_trigger=30, lag_high=45,
                     lag_low=5).limits.options() == {"max_events": "30", "lag_high": "45",
                                                     "lag_low": "5"}
     _query(rt, "q1", {SRC: ""})
-    rt.slow_down("q1", 10)  # ten times slower than the 10 events/s source: 1 s per event
+    rt.slow_down("q1", 10)  # ten times slower than the 10 events/s source: 1 s per source seq
     assert read_json(rt.root / "control" / "q1.json")["slow_s"] == 1.0
     rt.slow_down("q1", 0)
     assert "slow_s" not in read_json(rt.root / "control" / "q1.json")
