@@ -39,7 +39,44 @@ from reuse.runtime.bus import Bus, safe_name
 from reuse.runtime.flow_control import Consumer, truncation_points
 from reuse.runtime.partial import read_json
 
-__all__ = ["BusUpkeep"]
+__all__ = ["BusUpkeep", "disk_usage", "BOUNDED_PARTS"]
+
+#: The parts of a run directory :func:`disk_usage` reports that retention and pruning bound.
+BOUNDED_PARTS = ("topics", "ckpt", "runtime")
+_RUNTIME_DIRS = {"control", "specs", "final", "lag", "committed"}
+
+
+def disk_usage(root: str | os.PathLike[str]) -> dict[str, int]:
+    """Bytes allocated on disk (as ``du`` counts) under a run directory, by part.
+
+    ``topics`` (the file bus), ``ckpt`` (Spark checkpoints and task states), ``runtime``
+    (``control``, ``specs``, ``final``, ``lag``, ``committed``), ``sinks`` (the outputs) and
+    ``other``; :data:`BOUNDED_PARTS` are the ones that must stay bounded over a run.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = (d / "topics").mkdir(), (d / "topics" / "x.frame").write_bytes(b"1" * 5000)
+    >>> usage = disk_usage(d)
+    >>> usage["topics"] >= 5000, usage["sinks"]
+    (True, 0)
+    >>> import shutil; shutil.rmtree(d)
+    """
+    out = dict.fromkeys(("topics", "ckpt", "runtime", "sinks", "other"), 0)
+    base = Path(root)
+    for dirpath, _, files in os.walk(base):
+        rel = Path(dirpath).relative_to(base).parts
+        part = rel[0] if rel else ""
+        key = (part if part in ("topics", "ckpt", "sinks")
+               else "runtime" if part in _RUNTIME_DIRS else "other")
+        for f in files:
+            try:
+                st = os.stat(os.path.join(dirpath, f))
+            except FileNotFoundError:
+                continue
+            out[key] += getattr(st, "st_blocks", 0) * 512 or st.st_size
+    return out
 
 
 class BusUpkeep:
