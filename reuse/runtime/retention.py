@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -165,15 +165,17 @@ class BusUpkeep:
         self._peak, self._throttled = 0, set()
         return out
 
-    def tick(self, consumers: Iterable[Consumer], topics: Iterable[str]) -> None:
-        """Called from ``poll``: sample the lag and run retention when each is due."""
+    def tick(self, queries: Callable[[], Iterable[str]],
+             consumers: Callable[[], Iterable[Consumer]],
+             topics: Callable[[], Iterable[str]]) -> None:
+        """Called from ``poll`` (every quarter second): sample the live ``queries``' lag and
+        truncate ``topics`` behind ``consumers`` when each is due; nothing is read otherwise."""
         now = time.time()
-        cs = list(consumers)
         if now >= self._next_lag:
-            self.sample(c.name for c in cs)
+            self.sample(queries())
             self._next_lag = now + self.lag_every_s
         if self.retention_s > 0 and now >= self._next_retain:
-            self.retain(cs, topics)
+            self.retain(consumers(), topics())
             self._next_retain = now + self.retention_s
 
     def stats(self) -> dict[str, Any]:

@@ -609,7 +609,7 @@ class Runtime:
             if keep != qi.publish:
                 qi.publish = keep
                 self._control(qi)
-        self.upkeep.tick(self.consumers(), self._topics())
+        self.upkeep.tick(self._live_partials, self.consumers, self._topics)
 
     def _stop(self, qi: QueryInfo) -> None:
         _stop_between_batches(qi)
@@ -621,6 +621,10 @@ class Runtime:
             self.upkeep.forget(qi.name)
 
     # --- backpressure and retention -------------------------------------------------------------
+
+    def _live_partials(self) -> list[str]:
+        return [qn for qn, qi in self.queries.items()
+                if qi.kind == "partial" and qi.status != "stopped"]
 
     def consumers(self) -> list[Consumer]:
         """Every partial query not stopped (running, paused or draining), as retention sees
@@ -644,16 +648,16 @@ class Runtime:
         """The latest lag report of each live partial query (see
         :meth:`~reuse.runtime.flow_control.Admission.report`)."""
         out = {}
-        for c in self.consumers():
-            rep = self.upkeep.lag(c.name)
+        for qn in self._live_partials():
+            rep = self.upkeep.lag(qn)
             if rep is not None:
-                out[c.name] = rep
+                out[qn] = rep
         return out
 
     def take_lag(self) -> tuple[int, int]:
         """``(largest lag in events, partial queries throttled)`` sampled since the last call
         (a run's step reports it as ``max_lag_events`` and ``throttled``)."""
-        self.upkeep.sample(c.name for c in self.consumers())
+        self.upkeep.sample(self._live_partials())
         return self.upkeep.take()
 
     def slow_down(self, qname: str, factor: float) -> None:

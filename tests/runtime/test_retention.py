@@ -110,5 +110,5 @@ def test_upkeep_tick_samples_the_peak_until_taken(tmp_path: Path) -> None:
         write_json(tmp_path / "lag" / "q.json", {"lag": lag, "throttled": lag > 50})
         up.sample(["q", "never-reported"])
     assert up.take() == (70, 1) and up.take() == (0, 0)
-    up.tick([], [])  # retention off: no pass
+    up.tick(list, list, list)  # retention off: no pass
     assert up.stats() == {"retention_s": 0.0, "passes": 0, "deleted": 0}
