@@ -171,10 +171,13 @@ def test_retention_truncated_the_topic_but_never_under_a_consumer(run: dict[str,
             if committed:  # a consumer's committed offset is never behind the truncation
                 assert s["floor"] <= committed, (q, s)
     sizes = [s["size"] for s in run["samples"]]
-    # the shared topic held the slow consumer's backlog while it lagged, and shrank after
-    assert max(sizes) > sizes[-1] and run["sizes"][run["topic"]] <= 5, (max(sizes), sizes[-1])
-    # every topic of the run is bounded once everyone has caught up
-    assert max(run["sizes"].values()) <= 5, run["sizes"]
+    # the shared topic held the slow consumer's backlog (about one message per second it
+    # lagged) while it lagged, and shrank after
+    assert max(sizes) >= 8 and max(sizes) > sizes[-1], (max(sizes), sizes[-1])
+    # once everyone has caught up every topic holds a few messages (of the ~60 each producer
+    # published): Spark commits a batch's offsets when it plans the next one, so each
+    # consumer's last batch and the message at its committed offset stay
+    assert max(run["sizes"].values()) <= 8, run["sizes"]
     # the task-state folders keep their last 10 batches, like Spark's logs keep 20
     for q in run["queries"].values():
         tstate = Path(run["root"]) / "ckpt" / q / "tstate"
