@@ -22,7 +22,13 @@ into one micro-batch, not what the producer emits:
 So one batch takes at most ``max(lag_high, max_events)`` events per topic. Messages are whole
 batches of the producer and are admitted whole, in key order, so the bound is approximate: a
 bite stops before the message that would cross ``max_events``, and a single message larger than
-the bound is admitted alone (otherwise the consumer would never progress).
+the bound is admitted alone (otherwise the consumer would never progress). ``lag_low`` must
+exceed what arrives in one trigger (the lag a consumer that keeps up still sees), or a consumer
+that has caught up is never released; ``max_events`` must exceed it too, or a throttled consumer
+could never catch up. Topics are decided independently: a stateful task joining two topics
+holds the faster one's events beyond the slower one's high-water mark
+(:mod:`reuse.runtime.partial`), so while one of its topics is throttled that hold grows with
+the lag, not with ``max_events``.
 
 Retention. A message may be deleted once every consumer that will ever read it has done so. The
 consumers that still need a topic are the live ones (running, or draining towards a hand-over),

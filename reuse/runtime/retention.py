@@ -5,7 +5,9 @@ files per query under the run directory, atomically:
 
 - ``lag/<query>.json``: the lag and throttle state of its latest admission decision
   (:meth:`~reuse.runtime.flow_control.Admission.report`);
-- ``committed/<query>.json``: the offsets Spark last committed for it.
+- ``committed/<query>.json``: the offsets Spark last committed for it (Spark commits a batch's
+  end offsets to the source when it plans the next batch, after writing that batch's offset
+  log: from then on it will only ask for later offsets, even after a restart).
 
 :class:`BusUpkeep` samples the first (so a run can report each step's largest lag) and, every
 ``retention_s`` seconds, truncates every topic behind its slowest live consumer
