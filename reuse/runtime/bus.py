@@ -11,7 +11,8 @@ to know when they have drained). The buses move frames as opaque bytes; producer
 :func:`~reuse.runtime.frames.decode_frame` inside the query's Python worker, where task CPU is
 spent, so both buses carry the same bytes.
 
-Two buses implement the same three calls (``publish``, ``latest``, ``read``):
+Two buses implement the same calls (``publish``, ``latest``, ``read``; ``index``, the pending
+messages' event counts from their frame headers, for flow control; ``truncate`` for retention):
 
 - :class:`FileBus` (default, embedded): one directory per topic under ``<root>/topics``, one file
   per message (``<key>.frame``), written to a hidden temporary name and renamed, so readers
@@ -25,6 +26,13 @@ the last key read per topic, kept in the query's checkpoint, so a restarted quer
 where it committed. A new consumer starts at the offsets the runtime gives it (the join point),
 not at the topic's beginning, so a late subscriber does not re-read the backlog.
 
+Backpressure and retention (:mod:`reuse.runtime.flow_control`): the reader admits whole
+messages per batch within its read limit and lag watermarks, writes its lag and throttle state
+to ``<root>/lag/<query>.json`` and, on ``commit``, its committed offsets to
+``<root>/committed/<query>.json``; the runtime truncates each topic behind the slowest live
+consumer (:meth:`Bus.truncate`). A batch that finds fewer messages than it planned (deleted under
+it) fails with a :class:`BusError` naming topic, query and offset: nothing is silently skipped.
+
 Sources: :class:`ReplayDataSource` (``reusereplay``) emits source event ``seq`` at nominal time
 ``t0 + seq * 1000 / rate`` (never earlier): deterministic content (RIoTBench SenML lines, looped,
 or synthetic events for sources without data), paced by the wall clock, replayable by offset.
@@ -34,19 +42,23 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
+from reuse.runtime import SparkRuntimeError
 from reuse.runtime.execution import emitted_bound, next_offset, source_event
+from reuse.runtime.flow_control import Admission, Limits, admit
+from reuse.runtime.frames import HEADER_BYTES, peek_frame
 from reuse.runtime.planners import stream_events_name
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["Bus", "FileBus", "RedisBus", "make_bus", "safe_name", "source_event",
+__all__ = ["Bus", "BusError", "FileBus", "RedisBus", "make_bus", "safe_name", "source_event",
            "emitted_bound", "BusDataSource", "ReplayDataSource", "register_sources"]
 
 
@@ -68,6 +80,17 @@ def safe_name(topic: str) -> str:
         else:
             out.append(f"_{ord(ch):x}")
     return "".join(out)
+
+
+class BusError(SparkRuntimeError):
+    """A consumer's read went wrong on the bus; names the topic, the query and the offset."""
+
+    def __init__(self, message: str, *, topic: str, query: str, key: str) -> None:
+        super().__init__(message)
+        self.topic, self.query, self.key = topic, query, key
+
+    def where(self) -> str:
+        return f"topic '{self.topic}': query '{self.query}': offset {self.key or '(start)'}"
 
 
 class Bus:
@@ -97,6 +120,16 @@ class Bus:
     def size(self, topic: str) -> int:
         """Number of messages in a topic (for tests and reports)."""
         return sum(1 for _ in self.read(topic, "", "\uffff"))
+
+    def index(self, topic: str, after: str) -> list[tuple[str, int]]:
+        """``(key, events)`` of the messages with ``key > after``, in key order (flow control
+        sizes a batch from these; the generic version reads whole frames)."""
+        return [(k, peek_frame(f, topic=topic, key=k)[1])
+                for k, f in self.read(topic, after, "\uffff")]
+
+    def truncate(self, topic: str, before: str) -> int:
+        """Delete the messages with ``key < before`` (retention); returns how many."""
+        raise NotImplementedError
 
 
 class FileBus(Bus):
@@ -141,10 +174,64 @@ class FileBus(Bus):
     def size(self, topic: str) -> int:
         return len(self._keys(topic))
 
+    def index(self, topic: str, after: str) -> list[tuple[str, int]]:
+        """Reads the 24-byte header of each pending message, not the frame."""
+        d = self.topic_dir(topic)
+        out = []
+        for k in self._keys(topic):
+            if k > after:
+                with open(d / f"{k}{_EXT}", "rb") as fh:
+                    out.append((k, peek_frame(fh.read(HEADER_BYTES), topic=topic, key=k)[1]))
+        return out
+
+    def truncate(self, topic: str, before: str) -> int:
+        """Removes the frame files (and a dead producer's temporary files) before ``before``."""
+        d = self.topic_dir(topic)
+        try:
+            names = os.listdir(d)
+        except FileNotFoundError:
+            return 0
+        gone = 0
+        for n in names:
+            if n.endswith(_EXT) and not n.startswith("."):
+                key = n[:-len(_EXT)]
+            elif n.startswith(".") and n.endswith(".tmp"):
+                key = n[1:].split(".", 1)[0]
+            else:
+                continue
+            if key < before:
+                try:
+                    os.remove(d / n)
+                except FileNotFoundError:
+                    continue
+                gone += n.endswith(_EXT)
+        return gone
+
+    def stored_bytes(self) -> int:
+        """Bytes of every topic's files (for reports and benchmarks)."""
+        total = 0
+        for dirpath, _, files in os.walk(Path(self.root) / "topics"):
+            for f in files:
+                try:
+                    total += os.stat(os.path.join(dirpath, f)).st_size
+                except FileNotFoundError:
+                    pass
+        return total
+
+
+#: Append one message and record its event count in the topic's index hash, atomically.
+_REDIS_PUBLISH = """
+local id = redis.call('XADD', KEYS[1], '*', 'f', ARGV[1])
+redis.call('HSET', KEYS[2], id, ARGV[2])
+return id
+"""
+
 
 class RedisBus(Bus):
     """Topics as Redis Streams on a local redis-server (entries ``{"f": frame}``).
 
+    Each topic also has an index hash ``<topic>#n`` (stream id -> event count), written with
+    the entry by one Lua script, because ``XRANGE`` cannot return a field without the frame.
     The client is opened lazily, so the object pickles to Python workers.
     """
 
@@ -154,9 +241,10 @@ class RedisBus(Bus):
         self.url = url
         self.prefix = prefix
         self._client: Any = None
+        self._publish: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"url": self.url, "prefix": self.prefix, "_client": None}
+        return {"url": self.url, "prefix": self.prefix, "_client": None, "_publish": None}
 
     def spec(self) -> dict[str, str]:
         return {"bus": "redis", "url": self.url, "prefix": self.prefix}
@@ -170,7 +258,11 @@ class RedisBus(Bus):
         return self._client
 
     def publish(self, topic: str, key: str, frame: bytes) -> None:
-        self.client.xadd(self.prefix + topic, {"f": frame})
+        if self._publish is None:
+            self._publish = self.client.register_script(_REDIS_PUBLISH)
+        count = peek_frame(frame, topic=topic, key=key)[1]
+        self._publish(keys=[self.prefix + topic, self.prefix + topic + "#n"],
+                      args=[frame, count])
 
     def latest(self, topic: str) -> str:
         got = self.client.xrevrange(self.prefix + topic, count=1)
@@ -187,6 +279,24 @@ class RedisBus(Bus):
     def size(self, topic: str) -> int:
         # XLEN: the generic read up to "\uffff" is not a stream id Redis accepts
         return int(self.client.xlen(self.prefix + topic))
+
+    def index(self, topic: str, after: str) -> list[tuple[str, int]]:
+        got = self.client.hgetall(self.prefix + topic + "#n")
+        out = [(k, int(n)) for k, n in ((_redis_id(i), n) for i, n in got.items()) if k > after]
+        return sorted(out)
+
+    def truncate(self, topic: str, before: str) -> int:
+        """``XTRIM MINID`` (exact), then the index entries of the trimmed ids."""
+        if not before:
+            return 0
+        ms, seq = before.split("-")
+        gone = int(self.client.xtrim(self.prefix + topic, minid=f"{int(ms)}-{int(seq)}",
+                                     approximate=False))
+        idx = self.prefix + topic + "#n"
+        old = [i for i in self.client.hkeys(idx) if _redis_id(i) < before]
+        if old:
+            self.client.hdel(idx, *old)
+        return gone
 
 
 def _redis_id(raw: Any) -> str:
@@ -268,35 +378,89 @@ class ReplayDataSource(DataSource):
 
 
 class _BusReader(DataSourceStreamReader):
+    """The ``reusebus`` reader. ``latestOffset``, ``partitions`` and ``commit`` run in the
+    query's source-runner Python process (one per query, kept between batches, so the throttle
+    state lives here); ``read`` runs in a Python worker."""
+
     def __init__(self, options: dict[str, str]) -> None:
         self.topics: list[str] = json.loads(options["topics"])
         self.start: dict[str, str] = json.loads(options.get("start", "{}"))
         self.bus = make_bus(json.loads(options["bus_spec"]))
+        self.limits = Limits.of_options(options)
+        self.query = options.get("query", "")
+        root = options.get("state_root", "")
+        name = f"{safe_name(self.query)}.json"
+        self.lag_path = Path(root) / "lag" / name if root and self.query else None
+        self.committed_path = Path(root) / "committed" / name if root and self.query else None
+        self.throttled: dict[str, bool] | None = None
+        self._planned: tuple[dict[str, str], Admission] | None = None
+        self._reported: dict[str, Any] | None = None
 
     def initialOffset(self) -> dict:
         return {t: self.start.get(t, "") for t in self.topics}
 
     def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:
-        out = {}
-        for t in self.topics:
-            latest = self.bus.latest(t)
-            prev = (start or {}).get(t, "")
-            out[t] = latest if latest > prev else prev
-        return out
+        """The next batch's end: whole messages within the read limit and watermarks.
+
+        ``limit`` is Spark's read limit: under the processing-time triggers the runtime uses it
+        is ``ReadAllAvailable`` (our default read limit); the bound is in events, not rows (a
+        row is a message of many events), so the options decide.
+        """
+        prev = {**self.initialOffset(), **(start or {})}
+        if self.throttled is None:  # a restarted reader keeps its hysteresis
+            from reuse.runtime.partial import read_json
+
+            old = read_json(self.lag_path, None) if self.lag_path else None
+            self.throttled = {t: bool(v.get("throttled")) for t, v in
+                              ((old or {}).get("topics") or {}).items()}
+        index = {t: self.bus.index(t, prev[t]) for t in self.topics}
+        adm = admit(index, prev, self.limits, self.throttled)
+        self.throttled = dict(adm.throttled)
+        self._planned = (prev, adm)
+        report = adm.report()
+        if self.lag_path is not None and report != self._reported:
+            from reuse.runtime.partial import write_json
+
+            write_json(self.lag_path, {**report, "ms": round(time.time() * 1000)})
+            self._reported = report
+        return {t: adm.end[t] for t in self.topics}
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         # one partition for all topics: the batch is small and goes to one operator anyway,
-        # and every partition costs a Python reader invocation
-        ranges = [(t, start.get(t, ""), end[t]) for t in self.topics if end[t] > start.get(t, "")]
-        return [_Part(ranges)] if ranges else []
+        # and every partition costs a Python reader invocation. Each range carries the number
+        # of messages planned, so read() can tell if any vanished under it.
+        planned = None
+        if self._planned is not None and self._planned[0] == {**self.initialOffset(), **start}:
+            planned = self._planned[1]
+        ranges = []
+        for t in self.topics:
+            lo = start.get(t, "")
+            if end[t] > lo:
+                if planned is not None and planned.end.get(t) == end[t]:
+                    n = planned.messages[t]
+                else:  # a re-run batch (offsets from the log): count what is there now
+                    n = sum(1 for k, _ in self.bus.index(t, lo) if k <= end[t])
+                ranges.append((t, lo, end[t], n))
+        return [_Part((self.query, ranges))] if ranges else []
 
     def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
-        for topic, after, upto in partition.value:  # type: ignore[attr-defined]
+        query, ranges = partition.value  # type: ignore[attr-defined]
+        for topic, after, upto, planned in ranges:
+            n = 0
             for key, frame in self.bus.read(topic, after, upto):
+                n += 1
                 yield (topic, key, frame)
+            if n < planned:
+                raise BusError(f"{planned - n} of {planned} messages up to {upto} are missing "
+                               "(deleted before this batch read them)", topic=topic,
+                               query=query, key=after)
 
     def commit(self, end: dict) -> None:
-        pass
+        """Record the committed offsets for retention (``<root>/committed/<query>.json``)."""
+        if self.committed_path is not None:
+            from reuse.runtime.partial import write_json
+
+            write_json(self.committed_path, {t: end.get(t, "") for t in self.topics})
 
 
 class BusDataSource(DataSource):
@@ -306,7 +470,10 @@ class BusDataSource(DataSource):
     and key of a malformed one).
 
     Options: ``topics`` (JSON list), ``start`` (JSON topic -> key already consumed: the join
-    point), ``bus_spec`` (JSON of :meth:`Bus.spec`).
+    point), ``bus_spec`` (JSON of :meth:`Bus.spec`); flow control (all optional):
+    ``max_events``, ``lag_high``, ``lag_low`` (see :class:`~reuse.runtime.flow_control.Limits`;
+    no ``max_events``: every batch takes all pending messages), ``query`` and ``state_root``
+    (where the lag and committed-offset files go; without them none is written).
     """
 
     @classmethod

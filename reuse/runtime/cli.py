@@ -46,6 +46,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     rows = live_run(flows, ops, root=root, mode=args.mode, unmerge=args.unmerge,
                     default_sources=args.default_sources,
                     merge=args.merge, shards=args.shards, max_events=args.max_events,
+                    bus_max_events=args.bus_max_events,
                     step_seconds=args.step_seconds, master=args.master,
                     cluster_dir=args.cluster_dir, bus=args.bus, rate=args.rate,
                     trigger_s=args.trigger_seconds, pi_iterations=args.pi_iterations,
@@ -60,10 +61,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _report(rows: list[dict[str, Any]], out: str, what: str) -> None:
     peak = max(rows, key=lambda r: r["running_tasks"] + r["paused_tasks"])
     failures = sum(r.get("failures") or 0 for r in rows)
+    lags = [r["max_lag_events"] for r in rows if r.get("max_lag_events") is not None]
     print(f"{len(rows)} steps -> {out} ({what}); peak {peak['running_tasks']} tasks at step "
           f"{peak['step']}: {peak['cores']} cores; lost {sum(r['lost'] or 0 for r in rows)}, "
           f"duplicated {sum(r['duplicated'] or 0 for r in rows)}"
-          + (f"; {failures} failure(s) recovered" if failures else ""))
+          + (f"; {failures} failure(s) recovered" if failures else "")
+          + (f"; max consumer lag {max(lags)} events" if lags else ""))
 
 
 def cmd_cluster(args: argparse.Namespace) -> int:
@@ -111,6 +114,13 @@ def add_parsers(subparsers: Any) -> None:
     r.add_argument("--max-events", type=int, default=None,
                    help="inplace: at most this many source seq per batch (default: two "
                         "triggers' worth; 0 = no bound)")
+    r.add_argument("--bus-max-events", type=int, default=None, metavar="N",
+                   help="partial, relaunch: events per input topic a lagging partial query "
+                        "takes per micro-batch; it is throttled to that once its lag passes "
+                        "2N events and until it is under N/2, and otherwise takes all it has "
+                        "(default: rate x trigger x 10 x 25, ten triggers' worth of one "
+                        "source allowing a parse's fan-out of up to 25 events per source "
+                        "event; 0 = no bound)")
     r.add_argument("--step-seconds", type=float, default=60.0)
     r.add_argument("--warmup-seconds", type=float, default=10.0,
                    help="sources run this long before step 1, unmeasured (JVM warm-up)")

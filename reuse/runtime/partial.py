@@ -164,7 +164,8 @@ class BatchStates:
 
     A batch re-run after a restart starts from the state saved after the batch before it;
     the latest state is kept in memory for the common case of consecutive batches, and only
-    the last ``keep`` files are kept on disk.
+    the last ``keep`` files are kept on disk (whatever the batch ids: older ones, from before a
+    gap, are removed too), so the folder stays bounded like Spark's own offset log.
     """
 
     def __init__(self, state_dir: str | os.PathLike[str], keep: int = 10) -> None:
@@ -188,12 +189,15 @@ class BatchStates:
     def save(self, batch_id: int, state: dict[str, Any]) -> None:
         write_json(self.dir / f"{batch_id:09d}.json", state)
         self.last = (batch_id, state)
-        old = batch_id - self.keep
-        if old >= 0:
-            try:
-                os.remove(self.dir / f"{old:09d}.json")
-            except FileNotFoundError:
-                pass
+        if batch_id < self.keep:
+            return
+        for n in os.listdir(self.dir):
+            if (n.endswith(".json") and not n.startswith(".")
+                    and int(n[:-5]) <= batch_id - self.keep):
+                try:
+                    os.remove(self.dir / n)
+                except FileNotFoundError:
+                    pass
 
 
 #: The worker's output rows: a published topic's frame, a sink's records, or the new state.
@@ -296,8 +300,23 @@ class PartialHandler:
                 write_records(self.root / "sinks", name, key, text)
             elif kind == "state":
                 new_state = json.loads(text)
+        self._slow_down(control, int(state.get("qhw", -1)), int(new_state.get("qhw", -1)))
         self.states.save(batch_id, new_state)
         if new_state.get("final") and not self.final_path.exists():
             write_json(self.final_path, new_state)
         self.batches += 1
         self.busy_s += time.time() - t_start
+
+    def _slow_down(self, control: Mapping[str, Any], hw0: int, hw1: int) -> None:
+        """Test-only (``Runtime.slow_down``): sleep ``slow_s`` seconds per source ``seq`` the
+        batch advanced the high-water mark, so the query takes ``factor`` times the source time
+        it processed, whatever the fan-out of its inputs. The sleep is cut short once the
+        control file no longer asks for it (the slowdown ended)."""
+        slow = float(control.get("slow_s") or 0.0)
+        if not slow or hw0 < 0 or hw1 <= hw0:
+            return
+        until = time.time() + slow * (hw1 - hw0)
+        while (left := until - time.time()) > 0:
+            time.sleep(min(0.5, left))
+            if not (read_json(self.control_path, {}) or {}).get("slow_s"):
+                return

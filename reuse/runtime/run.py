@@ -8,7 +8,10 @@ latency percentiles of the sink records written during the step, source events e
 (``events_in``) and sink outputs written (``events_out``). After the last step the run drains,
 then the pure-Python reference execution recomputes what every submitted sink should have
 output (:mod:`reuse.runtime.accounting`); missing and extra outputs are charged to the step in
-which their source event was emitted (``lost``, ``duplicated``).
+which their source event was emitted (``lost``, ``duplicated``). On the query-per-DAG engines a
+step also reports the largest consumer lag sampled in it (``max_lag_events``: events pending
+on one topic for one partial query) and how many partial queries were throttled at some point
+in it (``throttled``; :mod:`reuse.runtime.flow_control`); the shared query has no bus: empty.
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ __all__ = ["CSV_COLUMNS", "LIVE_MODES", "live_run", "resume_run", "run_trace", "
 CSV_COLUMNS = ["step", "op", "dag", "running_tasks", "paused_tasks", "queries", "cores",
                "cores_steady", "p50_latency_ms", "p99_latency_ms", "events_in", "events_out",
                "lost", "duplicated", "cut", "op_seconds", "cpu_driver", "cpu_jvm",
-               "cpu_python_workers", "cpu_other", "failures", "gap_s"]
+               "cpu_python_workers", "cpu_other", "failures", "gap_s", "max_lag_events",
+               "throttled"]
 
 
 def _progress(msg: str) -> None:
@@ -158,6 +162,9 @@ def _measure_step(runtime: Any, meter: CpuMeter, tail: SinkTail, step_seconds: f
     died in this step (a resumed run measures the step again)."""
     cpu0 = meter.total(by_category=True)
     failed0 = len(getattr(runtime, "failures", ()))
+    take_lag = getattr(runtime, "take_lag", None)  # query-per-DAG engines only
+    if take_lag is not None:
+        take_lag()  # forget what the previous step saw
     mid = t0 + step_seconds / 2
     cpu_mid = None
     while True:
@@ -178,6 +185,7 @@ def _measure_step(runtime: Any, meter: CpuMeter, tail: SinkTail, step_seconds: f
     steady = ((sum(cpu1.values()) - cpu_mid[0]) / (t1 - cpu_mid[1])
               if cpu_mid and t1 > cpu_mid[1] else None)
     c = runtime.counts()
+    lag, throttled = take_lag() if take_lag is not None else (None, None)
     return {"step": step, "op": op, "dag": dag, **c,
             "cores": round(total / (t1 - t0), 4),
             "cores_steady": None if steady is None else round(steady, 4),
@@ -192,7 +200,8 @@ def _measure_step(runtime: Any, meter: CpuMeter, tail: SinkTail, step_seconds: f
             "cpu_other": round(sum(v for k, v in dcpu.items()
                                    if k not in ("driver", "jvm", "python-worker")), 3),
             "failures": died + len(getattr(runtime, "failures", ())) - failed0,
-            "gap_s": None, "t_start_ms": round(t0 * 1000), "t_end_ms": round(t1 * 1000)}
+            "gap_s": None, "max_lag_events": lag, "throttled": throttled,
+            "t_start_ms": round(t0 * 1000), "t_end_ms": round(t1 * 1000)}
 
 
 def _finish_step(row: dict[str, Any], mark: int, rows: list[dict[str, Any]],
@@ -270,7 +279,8 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
              mode: str = "reuse", unmerge: str | None = None, merge: str = "inplace",
              policy: Policy | str | None = None, default_sources: str | None = None,
              shards: int | None = None,
-             max_events: int | None = None, ui: bool = False, step_seconds: float = 60.0,
+             max_events: int | None = None, bus_max_events: int | None = None,
+             ui: bool = False, step_seconds: float = 60.0,
              master: str = "local[2]", cluster_dir: str | os.PathLike[str] | None = None,
              bus: str = "file", rate: float = 10.0, trigger_s: float = 2.0,
              pi_iterations: int = 1600, defrag_every: int = 0, warmup_s: float = 10.0,
@@ -287,7 +297,9 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
     :class:`~reuse.runtime.policy.Policy` or a :data:`LIVE_MODES` name), else built from
     ``mode``, ``merge`` and ``unmerge`` (``None``: the paper's ``pause`` for the query-per-DAG
     engine) and ``default_sources`` (Default only: ``"private"``, the default, or ``"shared"``,
-    query-per-DAG engines only). ``shards`` and ``max_events`` are the inplace engine's; ``bus`` is the
+    query-per-DAG engines only). ``shards`` and ``max_events`` are the inplace engine's; ``bus``
+    and ``bus_max_events`` (the partial queries' read limit, see ``Runtime``'s
+    ``max_events_per_trigger``; ``None``: its default) are the
     query-per-DAG engine's. A SparkSession that is already active (tests share one) is used and
     left running; one started here is stopped here (with ``ui=True`` its web UI is on and its
     address printed), and so is a Redis broker started for ``bus="redis"``.
@@ -354,7 +366,8 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
                 rt = Runtime(spark, root, mode=pol.mode.value, unmerge=pol.unmerge.value,
                              merge=pol.merge.value, rate=rate, trigger_s=trigger_s,
                              pi_iterations=pi_iterations, bus=bus_obj, data_dir=dd,
-                             sources=None if pol.sources is None else pol.sources.value)
+                             sources=None if pol.sources is None else pol.sources.value,
+                             max_events_per_trigger=bus_max_events)
                 journal, params = None, {}
             try:
                 return run_trace(rt, flows, ops, step_seconds=step_seconds, meter=meter,

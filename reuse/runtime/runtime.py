@@ -35,6 +35,12 @@ Mapping of the paper's Storm binding (Section 4.3) onto Spark:
 
 Every cut ``R`` is placed in the future (``rate * cut_margin_s`` events ahead) and checked after
 the control files are written: if the clock had already passed it, the ledger records it.
+
+*Backpressure and retention* (issue 12; :mod:`reuse.runtime.flow_control`,
+:mod:`reuse.runtime.retention`): every partial query reads the bus within a per-topic read limit
+and lag watermarks, so a slow consumer falls behind alone, in bounded batches, while its shared
+producers run on; ``poll`` samples the consumers' lag and truncates each topic behind its
+slowest live consumer.
 """
 
 from __future__ import annotations
@@ -51,10 +57,12 @@ from reuse.dataflow import Dataflow
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.bus import Bus, FileBus, emitted_bound
 from reuse.runtime.execution import parents_first
+from reuse.runtime.flow_control import Consumer, Limits, default_max_events
 from reuse.runtime.frames import encode_frame
 from reuse.runtime.partial import PartialHandler, read_json, task_kind, write_json
 from reuse.runtime.planners import Planner, make_planner, private_stream, source_stream
 from reuse.runtime.policy import Merge, Mode, Policy, Unmerge
+from reuse.runtime.retention import BusUpkeep
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -101,6 +109,7 @@ class QueryInfo:
     inputs: tuple[list[str], dict[str, str]] = ([], {})
     topics: tuple[str, ...] = ()  # a source query's topics
     owner: str | None = None  # a private source query's dataflow incarnation
+    slow_s: float = 0.0  # test-only: seconds the handler sleeps per input event
 
 
 class _SourceHandler:
@@ -190,6 +199,16 @@ class Runtime:
         Nominal emit time of ``seq`` 0 of every source (default: now).
     limit
         Sources emit ``seq < limit`` only (tests; ``None`` = forever).
+    max_events_per_trigger
+        Events per topic a lagging (throttled) partial query admits per micro-batch (default:
+        ten triggers' worth of one source times the parse fan-out allowance,
+        :func:`~reuse.runtime.flow_control.default_max_events`; ``0``: no bound and no
+        throttling).
+    lag_high, lag_low
+        The lag watermarks (events) of every partial query's reader: throttled above
+        ``lag_high`` until below ``lag_low`` (default: twice and half the read limit).
+    retention_s
+        Seconds between retention passes in :meth:`poll` (``0``: topics are never truncated).
     """
 
     def __init__(self, spark: SparkSession, root: str | Path, *, mode: str = "reuse",
@@ -197,7 +216,9 @@ class Runtime:
                  data_dir: str | None = None, pi_iterations: int = 1600,
                  bus: Bus | None = None, t0_ms: int | None = None, limit: int | None = None,
                  record: str = "digest", cut_margin_s: float = 1.0,
-                 sources: str | None = None) -> None:
+                 sources: str | None = None, max_events_per_trigger: int | None = None,
+                 lag_high: int | None = None, lag_low: int | None = None,
+                 retention_s: float = 10.0) -> None:
         self.policy = Policy.of(mode, merge, unmerge, sources)
         if self.policy.engine != "queries":
             raise SparkRuntimeError("merge 'inplace' runs on the shared-query engine "
@@ -228,6 +249,10 @@ class Runtime:
         self.sources: dict[str, str] = {}  # stream name -> query name
         self.log: list[dict[str, Any]] = []
         self._launch = 0
+        n = (default_max_events(self.rate, self.trigger_s) if max_events_per_trigger is None
+             else int(max_events_per_trigger))
+        self.limits = Limits(n, lag_high, lag_low) if n > 0 else Limits(None)
+        self.upkeep = BusUpkeep(self.bus, self.root, retention_s=retention_s)
 
     # --- clock and cuts ------------------------------------------------------------------------
 
@@ -306,8 +331,19 @@ class Runtime:
     # --- partial DAG queries -------------------------------------------------------------------
 
     def _control(self, qi: QueryInfo) -> None:
-        write_json(self.root / "control" / f"{qi.name}.json",
-                   {"publish": sorted(qi.publish), "end": qi.end, "record": sorted(qi.record)})
+        ctl: dict[str, Any] = {"publish": sorted(qi.publish), "end": qi.end,
+                               "record": sorted(qi.record)}
+        if qi.slow_s:
+            ctl["slow_s"] = qi.slow_s
+        write_json(self.root / "control" / f"{qi.name}.json", ctl)
+
+    def _bus_input(self, name: str, in_topics: list[str], offsets: dict[str, str]) -> DataFrame:
+        """The ``reusebus`` stream of a partial query, with its read limit and watermarks, and
+        where its reader reports lag and committed offsets."""
+        opts = {"topics": json.dumps(in_topics), "start": json.dumps(offsets),
+                "bus_spec": json.dumps(self.bus.spec()), "query": name,
+                "state_root": str(self.root), **self.limits.options()}
+        return self.spark.readStream.format("reusebus").options(**opts).load()
 
     def _launch_partial(self, tids: list[str], *, label: str, at: int | None = None,
                         initial: Iterable[str] = (), start_floor: int | None = None,
@@ -354,13 +390,10 @@ class Runtime:
         self._control(qi)
         handler = PartialHandler(spec, str(self.root), self.bus.spec())
         write_json(self.root / "specs" / f"{name}.json", spec)
-        df = (self.spark.readStream.format("reusebus")
-              .option("topics", json.dumps(in_topics)).option("start", json.dumps(offsets))
-              .option("bus_spec", json.dumps(self.bus.spec())).load())
-        qi.handle = self._start(df, handler, name)
+        qi.inputs = (in_topics, offsets)  # before the start: retention keeps its join point
+        qi.handle = self._start(self._bus_input(name, in_topics, offsets), handler, name)
         qi.handler = handler
         qi.spec = spec
-        qi.inputs = (in_topics, offsets)
         self.log.append({"event": "launch", "query": name, "tasks": list(tids), "cut": cut,
                          "ms": time.time() * 1000})
         return cut
@@ -572,10 +605,7 @@ class Runtime:
         qi.handle.stop()
         handler = PartialHandler(qi.spec, str(self.root), self.bus.spec())
         in_topics, offsets = qi.inputs
-        df = (self.spark.readStream.format("reusebus")
-              .option("topics", json.dumps(in_topics)).option("start", json.dumps(offsets))
-              .option("bus_spec", json.dumps(self.bus.spec())).load())
-        qi.handle = self._start(df, handler, qname)
+        qi.handle = self._start(self._bus_input(qname, in_topics, offsets), handler, qname)
         qi.handler = handler
         self.log.append({"event": "restart", "query": qname, "ms": time.time() * 1000})
 
@@ -592,18 +622,10 @@ class Runtime:
                                         task=qi.name)
             if qi.kind == "source" and qi.status == "draining":
                 if not self._topics_read(qi.topics):
-                    _stop_between_batches(qi)
-                    qi.handle.stop()
-                    qi.status = "stopped"
-                    qi.stopped_ms = time.time() * 1000
-                    self.log.append({"event": "stopped", "query": qi.name, "ms": qi.stopped_ms})
+                    self._stop(qi)
                 continue
             if qi.status == "draining" and (self.root / "final" / f"{qi.name}.json").exists():
-                _stop_between_batches(qi)
-                qi.handle.stop()
-                qi.status = "stopped"
-                qi.stopped_ms = time.time() * 1000
-                self.log.append({"event": "stopped", "query": qi.name, "ms": qi.stopped_ms})
+                self._stop(qi)
         for qi in self.queries.values():
             if qi.kind != "partial" or qi.status == "stopped" or not qi.publish:
                 continue
@@ -611,6 +633,69 @@ class Runtime:
             if keep != qi.publish:
                 qi.publish = keep
                 self._control(qi)
+        self.upkeep.tick(self._live_partials, self.consumers, self._topics)
+
+    def _stop(self, qi: QueryInfo) -> None:
+        _stop_between_batches(qi)
+        qi.handle.stop()
+        qi.status = "stopped"
+        qi.stopped_ms = time.time() * 1000
+        self.log.append({"event": "stopped", "query": qi.name, "ms": qi.stopped_ms})
+        if qi.kind == "partial":
+            self.upkeep.forget(qi.name)
+
+    # --- backpressure and retention -------------------------------------------------------------
+
+    def _live_partials(self) -> list[str]:
+        return [qn for qn, qi in self.queries.items()
+                if qi.kind == "partial" and qi.status != "stopped"]
+
+    def consumers(self) -> list[Consumer]:
+        """Every partial query not stopped (running, paused or draining), as retention sees
+        it: its input topics, its start offsets and what it has committed."""
+        return [self.upkeep.consumer(qi.name, qi.inputs[0], qi.inputs[1])
+                for qi in self.queries.values()
+                if qi.kind == "partial" and qi.status != "stopped"]
+
+    def _topics(self) -> set[str]:
+        """Every topic this runtime has made or read (sources' and tasks' outputs)."""
+        out = {t for qi in self.queries.values() for t in (*qi.topics, *qi.inputs[0])}
+        out.update(t.topic for t in self.tasks.values() if t.kind != "sink")
+        return out
+
+    def retain(self) -> int:
+        """Truncate every topic behind its slowest live consumer now; messages deleted
+        (:meth:`poll` does this every ``retention_s``)."""
+        return self.upkeep.retain(self.consumers(), self._topics())
+
+    def lag(self) -> dict[str, dict[str, Any]]:
+        """The latest lag report of each live partial query (see
+        :meth:`~reuse.runtime.flow_control.Admission.report`)."""
+        out = {}
+        for qn in self._live_partials():
+            rep = self.upkeep.lag(qn)
+            if rep is not None:
+                out[qn] = rep
+        return out
+
+    def take_lag(self) -> tuple[int, int]:
+        """``(largest lag in events, partial queries throttled)`` sampled since the last call
+        (a run's step reports it as ``max_lag_events`` and ``throttled``)."""
+        self.upkeep.sample(self._live_partials())
+        return self.upkeep.take()
+
+    def slow_down(self, qname: str, factor: float) -> None:
+        """Test-only: make a partial query ``factor`` times slower than its producers: after
+        each batch its handler sleeps ``factor`` times the source time the batch advanced its
+        high-water mark (``factor / rate`` seconds per source ``seq``); ``factor`` 0 ends the
+        slowdown (a sleep in progress is cut short). The sleep is in the driver's
+        ``foreachBatch`` thread of that query only: it holds no Spark task slot and no core, so
+        it slows that tenant and nothing else, as a slow machine would."""
+        qi = self.queries[qname]
+        qi.slow_s = float(factor) / self.rate if factor else 0.0
+        self._control(qi)
+        self.log.append({"event": "slow_down", "query": qname, "factor": factor,
+                         "ms": time.time() * 1000})
 
     def _topics_read(self, topics: Iterable[str]) -> bool:
         """Whether a partial query that has not finished still reads any of ``topics`` (a
@@ -709,6 +794,7 @@ class Runtime:
                              "kind": t.kind, "topic": t.topic, "start": t.start, "end": t.end}
                       for t in self.tasks.values()},
             "dags": self.dags, "log": self.log,
+            "bus": {**self.limits.options(), **self.upkeep.stats()},
         }
 
     def save_ledger(self) -> Path:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,22 +12,6 @@ from reuse.runtime.frames import FrameError, decode_frame, encode_frame
 from reuse.runtime.partial import run_batch
 
 TOPIC = "etl-sys.parse#2"
-
-
-@pytest.fixture(params=["file", "redis"])
-def bus(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Bus]:
-    if request.param == "file":
-        yield FileBus(tmp_path)
-        return
-    if shutil.which("redis-server") is None:
-        pytest.skip("redis-server is not installed")
-    from reuse.runtime.redis_bus import start_redis
-
-    broker = start_redis(tmp_path / "redis")
-    try:
-        yield broker.bus()
-    finally:
-        broker.stop()
 
 
 def _events(lo: int, hi: int) -> list[str]:

@@ -119,6 +119,8 @@ def test_run_on_redis_bus(spark: Any, tmp_path: Path) -> None:
     rows = list(csv.DictReader(out.open()))
     assert [int(r["running_tasks"]) for r in rows][:2] == [7, 8]
     assert all(r["lost"] == "0" and r["duplicated"] == "0" for r in rows)
+    # the partial queries' readers report their lag
+    assert all(r["max_lag_events"] != "" and r["throttled"] != "" for r in rows)
     assert sum(int(r["events_out"]) for r in rows) > 0
     assert len(started) == 1 and not _pid_alive(started[0])  # the broker was stopped
 

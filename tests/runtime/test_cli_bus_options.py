@@ -1,0 +1,46 @@
+"""``reuse run --bus-max-events`` reaches the runtime, and the report names the largest lag
+(the live run itself is replaced: no Spark)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reuse.runtime import run as run_module
+from reuse.runtime.cli import main
+from reuse.runtime.run import CSV_COLUMNS
+from reuse.testing import ROOT
+from reuse.workloads import write_dags
+from reuse.workloads.riotbench import build_dataflows
+
+
+def test_bus_max_events_reaches_live_run_and_lag_is_reported(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    dags = tmp_path / "dags"
+    write_dags([d for d in build_dataflows(ROOT / "data" / "riotbench") if d["id"] == "etl-sys"],
+               dags)
+    trace = tmp_path / "trace.json"
+    trace.write_text(json.dumps({"ops": [{"op": "submit", "dag": "etl-sys"}]}))
+    seen: dict[str, Any] = {}
+
+    def fake_live_run(flows: Any, ops: Any, **kw: Any) -> list[dict[str, Any]]:
+        seen.update(kw)
+        return [{"step": 1, "op": "submit", "dag": "etl-sys", "running_tasks": 7,
+                 "paused_tasks": 0, "cores": 0.5, "lost": 0, "duplicated": 0,
+                 "max_lag_events": 321, "throttled": 1}]
+
+    monkeypatch.setattr(run_module, "live_run", fake_live_run)
+    out = tmp_path / "out.csv"
+    assert main(["run", "--dags", str(dags), "--trace", str(trace), "--merge", "partial",
+                 "--bus-max-events", "500", "--out", str(out),
+                 "--root", str(tmp_path / "run")]) == 0
+    assert seen["bus_max_events"] == 500
+    assert "max consumer lag 321 events" in capsys.readouterr().out
+    row = next(csv.DictReader(out.open()))
+    assert list(row) == CSV_COLUMNS and CSV_COLUMNS[-2:] == ["max_lag_events", "throttled"]
+    assert (row["max_lag_events"], row["throttled"]) == ("321", "1")
