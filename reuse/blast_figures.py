@@ -2,9 +2,11 @@
 
 :func:`blast_run` measures a trace of a workload (SEQ, RW1, RW2 from
 :func:`reuse.trace_registry.build_trace`) with :mod:`reuse.blast`; :func:`blast_frame` turns it
-into plain per-step data; the ``plot_*`` functions draw that on a matplotlib axis;
-:func:`blast_figures` saves the CSV, the PNG and a one-row summary
-(``summary_blast_<workload>.csv``, which the batch gathers).
+into plain per-step data; the ``plot_*`` functions draw that on a matplotlib axis and
+:func:`draw_blast` lays them out as one panel; :func:`blast_figures` saves the CSV, the panel
+as a PNG and a one-row summary (``summary_blast_<workload>.csv``, which the batch gathers). The
+library draws on a :class:`matplotlib.figure.Figure`, not through pyplot, so it leaves the
+caller's backend alone (a notebook keeps showing its figures inline).
 """
 
 from __future__ import annotations
@@ -21,7 +23,10 @@ from reuse.dataflow import Dataflow
 from reuse.trace_registry import build_trace
 
 __all__ = ["BlastRun", "blast_run", "blast_frame", "summary_row", "plot_blast", "plot_replicas",
-           "blast_figures"]
+           "draw_blast", "blast_figures", "FIGSIZE"]
+
+#: the panel's size in inches (:func:`draw_blast`)
+FIGSIZE = (8.0, 5.0)
 
 #: mode -> (legend label, colour, line width): Reuse drawn wider, so that it shows where
 #: k-safety does not lower it
@@ -98,26 +103,27 @@ def plot_replicas(run: BlastRun, ax: Any) -> None:
     ax.set_ylim(bottom=0)
 
 
+def draw_blast(run: BlastRun, fig: Any) -> None:
+    """The saved panel on a matplotlib figure: :func:`plot_blast` above :func:`plot_replicas`."""
+    top, bottom = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 1]})
+    plot_blast(run, top)
+    plot_replicas(run, bottom)
+
+
 def blast_figures(workload: str, flows: Sequence[Dataflow], out_dir: str | Path,
                   trace: str = "seq", executors: int = 4, k: int = 1, min_users: int = 2,
                   walk: int | None = None) -> tuple[BlastRun, pd.DataFrame]:
     """Measure a workload's trace; save ``blast_<w>_<trace>.csv``, ``fig_blast_<w>_<trace>.png``
     and ``summary_blast_<w>.csv``; return the run and the summary."""
-    import matplotlib
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # no pyplot: the caller's backend stays as it was
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     run = blast_run(workload, trace, flows, executors, k, min_users, walk)
     write_blast(run.steps, out / f"blast_{workload}_{trace}.csv")
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 5), sharex=True,
-                                      gridspec_kw={"height_ratios": [3, 1]})
-    plot_blast(run, top)
-    plot_replicas(run, bottom)
-    fig.tight_layout()
+    fig = Figure(figsize=FIGSIZE, layout="tight")
+    draw_blast(run, fig)
     fig.savefig(out / f"fig_blast_{workload}_{trace}.png", dpi=110)
-    plt.close(fig)
     summary = pd.DataFrame([summary_row(run)])
     summary.to_csv(out / f"summary_blast_{workload}.csv", index=False)
     return run, summary
