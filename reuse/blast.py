@@ -10,8 +10,9 @@ The placement rule
 ``E`` executors; a *unit* is a group of tasks that must run whole on one executor, weighed by
 its task count. Units are placed largest first, each onto the least loaded executor (ties: the
 lowest executor index; units of equal size keep their order), the LPT rule of :func:`balance`.
-Every step is placed afresh, so the numbers depend on the state and not on the trace's history
-(the live engine moves at most one unit per change; a fresh balance is what it tends towards).
+Every step is placed afresh, so the numbers depend on the state and not on the trace's history.
+The live engine places incrementally (a new unit onto the least loaded shard, at most one
+rebalancing move per change), so its placement can differ; this is the balance it aims at.
 
 Default
     each submitted dataflow runs its own tasks as one unit.
@@ -19,12 +20,12 @@ Reuse
     each running DAG (the image of ``Phi``) is one unit, as the shared-query engine keeps a
     connected group of deployed tasks in one shard (:mod:`reuse.runtime.deploy`).
 Reuse + k-safety (``K``, ``U``)
-    Reuse's placement, then every running task used by at least ``U`` submitted dataflows (as
-    ``reuse run --k-safe K --replicate-min-users U``) gets ``K`` more replicas: its primary stays
-    with its running DAG and each replica goes to the least loaded executor not yet holding it
-    (tasks in running-DAG order, then by id; every replica adds 1 to its executor's load). The
-    other tasks stay with their running DAG. ``K + 1 > E`` is an error: the replicas need
-    ``K + 1`` distinct executors.
+    Reuse's placement, then every running task used by at least ``U`` submitted dataflows (the
+    parameters of issue 13's live ``reuse run --k-safe K --replicate-min-users U``) gets ``K``
+    more replicas: its primary stays with its running DAG and each replica goes to the least
+    loaded executor not yet holding it (tasks in running-DAG order, then by id; every replica
+    adds 1 to its executor's load). The other tasks stay with their running DAG. ``K + 1 > E``
+    is an error: the replicas need ``K + 1`` distinct executors.
 
 The loss rule
 -------------
