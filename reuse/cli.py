@@ -187,11 +187,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_layer_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Sub-commands of the other layers, added explicitly (nothing registers itself)."""
-    from reuse import cli_billing, cli_workloads
+    from reuse import cli_billing, cli_blast, cli_workloads
     from reuse.placement import cli as placement_cli
     from reuse.runtime import cli as runtime_cli
     cli_workloads.add_parsers(sub)
     cli_billing.add_parsers(sub)
+    cli_blast.add_parsers(sub)
     runtime_cli.add_parsers(sub)
     placement_cli.add_parser(sub)
 

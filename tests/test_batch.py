@@ -60,11 +60,14 @@ def test_tiny_batch_produces_every_planner_panel_and_summary(tmp_path):
     assert all((out / "figures" / p).stat().st_size > 5000 for p in pngs)
     summary = (out / "summary.md").read_text()
     _check_planner_peak(summary, out / "figures" / "plan_riot_seq.csv")
-    assert any("[1/7] workload_opmw" in line for line in lines)
+    assert any("[1/8] workload_opmw" in line for line in lines)
     # the billing notebook: bills per dataflow for every workload and trace, and the arrivals
     assert len(list((out / "figures").glob("bills_*_*.png"))) == 6
     assert len(list((out / "figures").glob("arrivals_*.png"))) == 2
     assert "## billing riot" in summary and "| riot | seq | shapley |" in summary
+    # the blast-radius notebook: worst-case lost dataflows per step, and its summary row
+    assert (out / "figures" / "fig_blast_riot_seq.png").stat().st_size > 5000
+    assert "## blast riot" in summary and "| riot | seq | 4 | 1 | 2 |" in summary
     # the placement notebook: the paper's grid figures and the reuse-trace comparison
     assert (out / "figures" / "placement_tiny" / "fig6_regular_latency.png").exists()
     assert (out / "figures" / "placement_trace_riot_seq.png").exists()
