@@ -142,8 +142,10 @@ def test_driver_killed_and_resumed(tmp_path: Path) -> None:
     assert [(r["op"], r["dag"]) for r in rows] == ops
     assert all(r["lost"] == "0" and r["duplicated"] == "0" for r in rows)
     assert [int(r["failures"]) for r in rows] == [0, 1, 0, 0]
-    # the output pause covers the time the driver was dead (>= the 3 s above)
-    assert float(rows[1]["gap_s"]) >= 3.0 > float(rows[2]["gap_s"])
+    # the output pause covers the time the driver was dead (>= the 3 s above, plus a JVM's
+    # start): it begins in step 2 and may last into step 3; by step 4 batches run normally
+    gaps = [float(r["gap_s"]) for r in rows]
+    assert max(gaps[1:3]) >= 3.0 and gaps[3] < 5.0, gaps
     assert sum(int(r["events_out"]) for r in rows[1:]) > 0
     # a fresh run refuses a directory that holds one
     again = subprocess.run([*reuse, "run", "--dags", str(dags), "--trace", str(trace),
