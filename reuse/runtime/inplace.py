@@ -517,7 +517,18 @@ class InplaceRuntime:
         self.failures.append(event)
         self.log.append(event)
         handler = self.handler
-        self._start_query()
+        for attempt in range(1, self.max_restarts + 1):
+            try:  # starting a query runs Python too (the source's planning): it can fail
+                self._start_query()  # while the same fault is still going on
+                break
+            except Exception as exc:  # noqa: BLE001 - retried, then one line
+                if attempt == self.max_restarts:
+                    raise SparkRuntimeError(f"query could not be restarted after {attempt} "
+                                            f"tries: {str(exc).splitlines()[0][:200]}",
+                                            task=QUERY) from None
+                self.log.append({"event": "restart_failed", "error":
+                                 str(exc).splitlines()[0][:300], "ms": time.time() * 1000})
+                time.sleep(0.5 * attempt)
         if handler is not None and self.handler is not None:  # keep the run's counters
             self.handler.batches, self.handler.busy_s = handler.batches, handler.busy_s
             self.handler.processed = handler.processed
