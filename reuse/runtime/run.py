@@ -12,6 +12,9 @@ which their source event was emitted (``lost``, ``duplicated``). On the query-pe
 step also reports the largest consumer lag sampled in it (``max_lag_events``: events pending
 on one topic for one partial query) and how many partial queries were throttled at some point
 in it (``throttled``; :mod:`reuse.runtime.flow_control`); the shared query has no bus: empty.
+``failures`` counts the failures recovered in the step (a restarted query; a driver death, in
+the step a resumed run measures again), and ``gap_s`` is the longest pause between two batch
+completions of the shared query in the step: the longest output pause a failure caused.
 """
 
 from __future__ import annotations
