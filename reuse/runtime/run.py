@@ -249,15 +249,15 @@ def _output_gaps(rows: list[dict[str, Any]], root: Path) -> None:
         lo, hi = float(r.get("t_start_ms") or 0), float(r.get("t_end_ms") or 0)
         if not hi:
             continue
-        prev = [e for e in ends if e < lo]
-        last = prev[-1] if prev else None
+        i, j = bisect.bisect_left(ends, lo), bisect.bisect_right(ends, hi)
+        last = ends[i - 1] if i else None  # the last completion before the step
         gap = 0.0
-        for e in (e for e in ends if lo <= e <= hi):
+        for e in ends[i:j]:
             if last is not None:
                 gap = max(gap, e - last)
             last = e
-        if last is not None:
-            gap = max(gap, hi - last) if not any(lo <= e <= hi for e in ends) else gap
+        if i == j and last is not None:  # none in the step: the pause lasts all of it
+            gap = hi - last
         r["gap_s"] = round(gap / 1000, 3)
 
 
