@@ -32,6 +32,8 @@ from typing import Any
 
 import psutil
 
+from reuse.runtime.measure import forked_python_workers
+
 ROOT = Path(__file__).resolve().parent.parent
 REUSE = [sys.executable, "-m", "reuse"]
 
@@ -68,23 +70,6 @@ def journal_steps(root: Path) -> tuple[int, int]:
     return ops, rows
 
 
-def forked_workers(root_pid: int) -> list[int]:
-    out = []
-    try:
-        procs = psutil.Process(root_pid).children(recursive=True)
-    except psutil.Error:
-        return []
-    for p in procs:
-        try:
-            parent = p.parent()
-            if ("pyspark.daemon" in " ".join(p.cmdline()) and parent is not None
-                    and "pyspark.daemon" in " ".join(parent.cmdline())):
-                out.append(p.pid)
-        except psutil.Error:
-            continue
-    return out
-
-
 def executor_pids() -> list[int]:
     out = []
     for p in psutil.process_iter(["cmdline"]):
@@ -116,7 +101,7 @@ def kill(fault: str, proc: subprocess.Popen[bytes]) -> list[int]:
     killed: list[int] = []  # worker: every forked Python worker, for 3 s (to hit a batch)
     end = time.time() + 3
     while time.time() < end:
-        for p in forked_workers(proc.pid):
+        for p in forked_python_workers(proc.pid):
             try:
                 os.kill(p, signal.SIGKILL)
                 killed.append(p)

@@ -43,6 +43,26 @@ def _category(p: psutil.Process) -> str:
     return "other"
 
 
+def forked_python_workers(root_pid: int | None = None) -> list[int]:
+    """PIDs of Spark's forked Python workers in a process tree (``root_pid``, default this
+    process): the children of ``pyspark.daemon``, where tasks run. Fault tests and
+    ``benchmarks/runtime_faults.py`` kill these to fail a batch in flight."""
+    out = []
+    try:
+        procs = psutil.Process(root_pid).children(recursive=True)
+    except psutil.Error:
+        return []
+    for p in procs:
+        try:
+            parent = p.parent()
+            if ("pyspark.daemon" in " ".join(p.cmdline()) and parent is not None
+                    and "pyspark.daemon" in " ".join(parent.cmdline())):
+                out.append(p.pid)
+        except psutil.Error:
+            continue
+    return out
+
+
 class CpuMeter:
     """Cumulative CPU of a process tree, sampled in the background.
 

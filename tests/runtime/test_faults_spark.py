@@ -22,6 +22,7 @@ import pytest
 
 from reuse.runtime.accounting import account, leaked_records
 from reuse.runtime.inplace import InplaceRuntime
+from reuse.runtime.measure import forked_python_workers
 from reuse.testing import ROOT, riot_flows
 from reuse.workloads.riotbench import build_dataflows, write_dags
 
@@ -29,19 +30,6 @@ pytestmark = pytest.mark.spark
 
 RATE = 20.0
 LIMIT = 400
-
-
-def python_workers() -> list[psutil.Process]:
-    """Spark's forked Python workers in this process tree (children of ``pyspark.daemon``)."""
-    out = []
-    for p in psutil.Process().children(recursive=True):
-        try:
-            if "pyspark.daemon" in " ".join(p.cmdline()) and p.parent() is not None \
-                    and "pyspark.daemon" in " ".join(p.parent().cmdline()):
-                out.append(p)
-        except psutil.Error:
-            continue
-    return out
 
 
 def test_killed_python_worker_is_recovered(spark: Any, tmp_path: Path) -> None:
@@ -60,10 +48,10 @@ def test_killed_python_worker_is_recovered(spark: Any, tmp_path: Path) -> None:
         deadline = time.time() + 60
         while not rt.failures and time.time() < deadline and rt.qhw() < LIMIT - 1:
             if rt.handler is not None and rt.handler.in_batch:
-                for p in python_workers():
+                for pid in forked_python_workers():
                     try:
-                        os.kill(p.pid, signal.SIGKILL)
-                        killed.append(p.pid)
+                        os.kill(pid, signal.SIGKILL)
+                        killed.append(pid)
                     except ProcessLookupError:
                         pass
             rt.poll()
