@@ -19,7 +19,9 @@ messages' event counts from their frame headers, for flow control; ``truncate`` 
   never see a partial message. Keys are ``<launch:06d>-<batch:09d>``: a relaunched producer gets a larger launch
   number, so its messages sort after its predecessor's.
 - :class:`RedisBus` (``--bus redis``): one Redis Stream per topic (``XADD`` of the frame's
-  bytes), keys are stream ids.
+  bytes), keys are stream ids. Publishing is idempotent per (topic, producer key), as the
+  FileBus's rename over ``<key>.frame`` is: a Spark batch re-run after a failure republishes
+  its messages under the same keys, and must not append a second copy.
 
 Consumers read through :class:`BusDataSource` (Python Data Source ``reusebus``): its offsets are
 the last key read per topic, kept in the query's checkpoint, so a restarted query resumes exactly
@@ -219,11 +221,58 @@ class FileBus(Bus):
         return total
 
 
-#: Append one message and record its event count in the topic's index hash, atomically.
-_REDIS_PUBLISH = """
+#: Lua helper: ``a > b`` byte by byte, as Python orders ``str`` keys (Lua's own ``<`` on
+#: strings goes through ``strcoll`` and the server's locale).
+_LUA_AFTER = """
+local function after(a, b)
+  local n = math.min(#a, #b)
+  for i = 1, n do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x > y end
+  end
+  return #a > #b
+end
+"""
+
+#: Append one message unless the topic holds, or has trimmed, its producer key; record its
+#: event count in the index hash and its key in the key hash, atomically. Returns the new
+#: stream id, or ``false`` (nil) when nothing was appended.
+#: KEYS: stream, index hash, key hash, key floor; ARGV: frame, event count, producer key.
+_REDIS_PUBLISH = _LUA_AFTER + """
+if redis.call('HEXISTS', KEYS[3], ARGV[3]) == 1 then return false end
+local floor = redis.call('GET', KEYS[4])
+if floor and not after(ARGV[3], floor) then return false end
 local id = redis.call('XADD', KEYS[1], '*', 'f', ARGV[1])
 redis.call('HSET', KEYS[2], id, ARGV[2])
+redis.call('HSET', KEYS[3], ARGV[3], id)
 return id
+"""
+
+#: ``XTRIM MINID`` (exact), then forget the trimmed ids' index entries and producer keys,
+#: raising the key floor to the largest key forgotten, atomically. Returns how many entries
+#: were trimmed. KEYS as for publishing; ARGV: min id, its milliseconds, its sequence number.
+_REDIS_TRUNCATE = _LUA_AFTER + """
+local gone = redis.call('XTRIM', KEYS[1], 'MINID', '=', ARGV[1])
+local ms, seq = tonumber(ARGV[2]), tonumber(ARGV[3])
+local function trimmed(id)
+  local m, s = string.match(id, '^(%d+)-(%d+)$')
+  m, s = tonumber(m), tonumber(s)
+  return m < ms or (m == ms and s < seq)
+end
+for _, id in ipairs(redis.call('HKEYS', KEYS[2])) do
+  if trimmed(id) then redis.call('HDEL', KEYS[2], id) end
+end
+local floor = redis.call('GET', KEYS[4])
+local top = floor
+local kv = redis.call('HGETALL', KEYS[3])
+for i = 1, #kv, 2 do
+  if trimmed(kv[i + 1]) then
+    redis.call('HDEL', KEYS[3], kv[i])
+    if not top or after(kv[i], top) then top = kv[i] end
+  end
+end
+if top and top ~= floor then redis.call('SET', KEYS[4], top) end
+return gone
 """
 
 
@@ -233,6 +282,21 @@ class RedisBus(Bus):
     Each topic also has an index hash ``<topic>#n`` (stream id -> event count), written with
     the entry by one Lua script, because ``XRANGE`` cannot return a field without the frame.
     The client is opened lazily, so the object pickles to Python workers.
+
+    **Publishing is idempotent per (topic, key).** Redis assigns stream ids itself, so a plain
+    ``XADD`` ignores the producer's key; but a Spark batch re-run after a failure (a producer
+    query restarted from its checkpoint, a source batch retried) republishes the same frames
+    under the same keys, and consumers would read its events twice. The FileBus is idempotent
+    because it renames over ``<key>.frame``; here the same Lua script that appends also keeps a
+    key hash ``<topic>#k`` (producer key -> stream id) and appends only a key the topic does not
+    hold. A deterministic re-run republishes the same content, so the first copy is kept.
+
+    The key hash stays bounded: :meth:`truncate` forgets the keys of the entries it trims and
+    keeps only the largest of them, the topic's *key floor* ``<topic>#kf``. Producer keys sort
+    after every earlier key of their topic (see the module docstring), so a key at or under the
+    floor is a re-run of a batch whose message was already published, read and trimmed, and it
+    is not appended again (the FileBus would write it behind every consumer's offset, where no
+    one reads it). So a topic remembers one key per retained message plus one string.
     """
 
     kind = "redis"
@@ -242,9 +306,11 @@ class RedisBus(Bus):
         self.prefix = prefix
         self._client: Any = None
         self._publish: Any = None
+        self._truncate: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"url": self.url, "prefix": self.prefix, "_client": None, "_publish": None}
+        return {"url": self.url, "prefix": self.prefix, "_client": None, "_publish": None,
+                "_truncate": None}
 
     def spec(self) -> dict[str, str]:
         return {"bus": "redis", "url": self.url, "prefix": self.prefix}
@@ -257,12 +323,18 @@ class RedisBus(Bus):
             self._client = redis.Redis.from_url(self.url)
         return self._client
 
+    def _redis_keys(self, topic: str) -> list[str]:
+        """The topic's Redis keys: stream, index hash, key hash, key floor."""
+        base = self.prefix + topic
+        return [base, base + "#n", base + "#k", base + "#kf"]
+
     def publish(self, topic: str, key: str, frame: bytes) -> None:
+        """Append the frame unless ``topic`` already has a message under ``key`` (then keep
+        the first: a re-run batch republishes the same content) or has trimmed past ``key``."""
         if self._publish is None:
             self._publish = self.client.register_script(_REDIS_PUBLISH)
         count = peek_frame(frame, topic=topic, key=key)[1]
-        self._publish(keys=[self.prefix + topic, self.prefix + topic + "#n"],
-                      args=[frame, count])
+        self._publish(keys=self._redis_keys(topic), args=[frame, count, key])
 
     def latest(self, topic: str) -> str:
         got = self.client.xrevrange(self.prefix + topic, count=1)
@@ -286,17 +358,15 @@ class RedisBus(Bus):
         return sorted(out)
 
     def truncate(self, topic: str, before: str) -> int:
-        """``XTRIM MINID`` (exact), then the index entries of the trimmed ids."""
+        """``XTRIM MINID`` (exact), then the index entries and producer keys of the trimmed
+        ids (the largest key trimmed becomes the key floor), in one script."""
         if not before:
             return 0
-        ms, seq = before.split("-")
-        gone = int(self.client.xtrim(self.prefix + topic, minid=f"{int(ms)}-{int(seq)}",
-                                     approximate=False))
-        idx = self.prefix + topic + "#n"
-        old = [i for i in self.client.hkeys(idx) if _redis_id(i) < before]
-        if old:
-            self.client.hdel(idx, *old)
-        return gone
+        if self._truncate is None:
+            self._truncate = self.client.register_script(_REDIS_TRUNCATE)
+        ms, seq = (int(x) for x in before.split("-"))
+        return int(self._truncate(keys=self._redis_keys(topic),
+                                  args=[f"{ms}-{seq}", ms, seq]))
 
 
 def _redis_id(raw: Any) -> str:

@@ -1,13 +1,16 @@
-"""Both buses carry the same frames; a corrupt one is named and loses nothing (no Spark)."""
+"""Both buses carry the same frames; a corrupt one is named and loses nothing; publishing is
+idempotent per (topic, key), and the Redis bus's memory of keys stays bounded (no Spark)."""
 
 from __future__ import annotations
 
 import json
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from reuse.runtime.bus import Bus, FileBus
+from reuse.runtime.bus import Bus, FileBus, RedisBus
 from reuse.runtime.frames import FrameError, decode_frame, encode_frame
 from reuse.runtime.partial import run_batch
 
@@ -51,9 +54,9 @@ def _corrupt_middle(bus: Bus, tmp_path: Path) -> list[str]:
         for k, f in zip(keys, frames, strict=True):
             bus.publish(TOPIC, k, f)
         (bus.topic_dir(TOPIC) / f"{keys[1]}.frame").write_bytes(bytes(bad))  # damaged at rest
-    else:
-        for f in (frames[0], bytes(bad), frames[2]):
-            bus.publish(TOPIC, "", f)
+    else:  # damaged on the way in (Redis keeps what it was given)
+        for k, f in zip(keys, (frames[0], bytes(bad), frames[2]), strict=True):
+            bus.publish(TOPIC, k, f)
     return [k for k, _ in bus.read(TOPIC, "", bus.latest(TOPIC))]
 
 
@@ -79,3 +82,81 @@ def test_corrupt_frame_is_named_and_nothing_is_lost(bus: Bus, tmp_path: Path) ->
     first = run_batch(spec, {}, {}, messages[:1])
     assert first["state"]["offsets"] == {TOPIC: keys[0]}
     assert [r["q"] for r in first["sinks"]["out"]] == list(range(10))
+
+
+# --- idempotent publishing (a re-run batch republishes under the same key) ------------------
+
+def _values(bus: Bus, topic: str = TOPIC) -> list[str]:
+    return [v for k, data in bus.read(topic, "", bus.latest(topic))
+            for v in decode_frame(data, topic=topic, key=k).values]
+
+
+def test_republished_key_is_kept_once(bus: Bus) -> None:
+    key = "000001-000000000"
+    frame = encode_frame(9, _events(0, 10))
+    bus.publish(TOPIC, key, frame)
+    bus.publish(TOPIC, key, frame)  # the batch re-run after a failure
+    assert bus.size(TOPIC) == 1
+    assert _values(bus) == _events(0, 10)  # every event once
+    assert [n for _, n in bus.index(TOPIC, "")] == [10]
+
+
+def test_a_new_key_still_appends(bus: Bus) -> None:
+    bus.publish(TOPIC, "000001-000000000", encode_frame(9, _events(0, 10)))
+    bus.publish(TOPIC, "000001-000000001", encode_frame(19, _events(10, 20)))
+    bus.publish(TOPIC, "000001-000000001", encode_frame(19, _events(10, 20)))  # re-run
+    bus.publish(TOPIC, "000002-000000000", encode_frame(29, _events(20, 30)))  # relaunch
+    bus.publish(TOPIC, "000001-000000000", encode_frame(9, _events(0, 10)))  # late re-run
+    assert bus.size(TOPIC) == 3
+    assert _values(bus) == _events(0, 30)
+    other = "src:SYS"  # the same key on another topic is another message
+    bus.publish(other, "000001-000000000", encode_frame(9, _events(0, 10)))
+    assert bus.size(other) == 1 and _values(bus, other) == _events(0, 10)
+
+
+@pytest.fixture
+def redis_bus(tmp_path: Path) -> Iterator[RedisBus]:
+    """A :class:`RedisBus` on a redis-server of its own (skipped when it is not installed)."""
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed")
+    from reuse.runtime.redis_bus import start_redis
+
+    broker = start_redis(tmp_path / "redis")
+    try:
+        yield broker.bus()
+    finally:
+        broker.stop()
+
+
+def test_redis_key_memory_is_bounded_by_retention(redis_bus: RedisBus) -> None:
+    """Truncation forgets the trimmed messages' keys and keeps one key floor: the key hash
+    holds one key per retained message, however many were published."""
+    bus = redis_bus
+    _, _, keys_hash, floor = bus._redis_keys(TOPIC)
+    rounds, per_round, keep = 20, 25, 5
+    for r in range(rounds):
+        for b in range(r * per_round, (r + 1) * per_round):
+            key = f"000001-{b:09d}"
+            for _ in range(2):  # every batch is published twice (as if re-run)
+                bus.publish(TOPIC, key, encode_frame(b, _events(b, b + 1)))
+        ids = [k for k, _ in bus.index(TOPIC, "")]
+        assert len(ids) == (keep + per_round if r else per_round)
+        # the runtime truncates behind the slowest consumer: here, all but the last `keep`
+        assert bus.truncate(TOPIC, ids[-keep]) == len(ids) - keep
+        assert bus.size(TOPIC) == keep == bus.client.hlen(keys_hash)
+        assert len(bus.index(TOPIC, "")) == keep
+        last_trimmed = f"000001-{(r + 1) * per_round - keep - 1:09d}"
+        assert bus.client.get(floor) == last_trimmed.encode()
+    retained = {k.decode() for k in bus.client.hkeys(keys_hash)}
+    last = rounds * per_round
+    assert retained == {f"000001-{b:09d}" for b in range(last - keep, last)}
+    # a batch re-run after its message was read and trimmed is not appended again ...
+    before = bus.latest(TOPIC)
+    bus.publish(TOPIC, "000001-000000003", encode_frame(3, _events(3, 4)))
+    bus.publish(TOPIC, f"000001-{last - keep - 1:09d}", encode_frame(0, _events(0, 1)))
+    assert bus.latest(TOPIC) == before and bus.size(TOPIC) == keep
+    # ... a retained one neither, and the next batch is
+    bus.publish(TOPIC, f"000001-{last - 1:09d}", encode_frame(0, _events(0, 1)))
+    bus.publish(TOPIC, f"000001-{last:09d}", encode_frame(last, _events(last, last + 1)))
+    assert bus.size(TOPIC) == keep + 1 == bus.client.hlen(keys_hash)
+    assert _values(bus)[-2:] == _events(last - 1, last + 1)
