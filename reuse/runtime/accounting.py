@@ -9,6 +9,12 @@ execution. Reused stateful tasks are warm: they started at their own, earlier, j
 
 A sink's outputs are compared as multisets of ``(seq, digest)``: ``lost`` counts expected
 outputs missing, ``duplicated`` counts outputs seen more often than expected (or not expected).
+
+k-safety. A replicated sink's consumers read every copy's records and de-duplicate them by
+``(seq, digest)``: what a dataflow observes is the union (the larger count of each key) of its
+running sink's records and its replicas'. So a replica that wrote anything the reference does
+not is counted as duplicated, and a dead copy's missing records are not lost while another copy
+has them. :func:`replica_account` checks each replica on its own over its own window.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from reuse.runtime.execution import build_task, digest, parents_first, source_ev
 from reuse.runtime.planners import stream_events_name
 
 __all__ = ["parents_first", "reference_records", "observed_records", "dag_outputs", "account",
-           "leaked_records"]
+           "leaked_records", "replica_account", "copies"]
 
 Key = tuple[int, str]
 
@@ -94,6 +100,12 @@ def observed_records(root: str | os.PathLike[str], sink_task: str) -> list[dict[
     return recs
 
 
+def copies(ledger: Mapping[str, Any], rid: str) -> list[str]:
+    """A running task and every replica it ever had (k-safety), the task first."""
+    reps = ledger.get("replicas") or {}
+    return [rid] + sorted(r for r, info in reps.items() if info["of"] == rid)
+
+
 def dag_outputs(root: str | os.PathLike[str], ledger: Mapping[str, Any], upto: int,
                 ) -> dict[str, dict[str, Counter[Key]]]:
     """Submitted DAG -> sink -> multiset of ``(seq, digest)`` observed in its window."""
@@ -104,9 +116,12 @@ def dag_outputs(root: str | os.PathLike[str], ledger: Mapping[str, Any], upto: i
         hi = min(int(info["R"]), upto) if info["R"] is not None else upto
         per: dict[str, Counter[Key]] = {}
         for sink, rid in info["sinks"].items():
-            if rid not in cache:
-                cache[rid] = observed_records(root, rid)
-            per[sink] = Counter((r["q"], r["d"]) for r in cache[rid] if lo <= r["q"] < hi)
+            seen: Counter[Key] = Counter()
+            for copy in copies(ledger, rid):  # de-duplicated by (seq, digest) across copies
+                if copy not in cache:
+                    cache[copy] = observed_records(root, copy)
+                seen |= Counter((r["q"], r["d"]) for r in cache[copy] if lo <= r["q"] < hi)
+            per[sink] = seen
         out[dag] = per
     return out
 
@@ -160,4 +175,28 @@ def leaked_records(root: str | os.PathLike[str], ledger: Mapping[str, Any], upto
                and r["q"] < upto]
         if bad:
             out[rid] = bad
+    return out
+
+
+def replica_account(root: str | os.PathLike[str], ledger: Mapping[str, Any], upto: int,
+                    ref: Mapping[str, Counter[Key]] | None = None,
+                    ) -> dict[str, dict[str, Any]]:
+    """Per recorded replica (k-safety): its own records over its own window ``[start, end)``
+    against its primary's reference outputs there. A replica seeded with the wrong state, or
+    started at the wrong ``seq``, shows here even while its primary's records hide it."""
+    reps = ledger.get("replicas") or {}
+    recorded = {rid for d in ledger["dags"].values() for rid in d["sinks"].values()}
+    ref = ref if ref is not None else reference_records(ledger, upto)
+    out: dict[str, dict[str, Any]] = {}
+    for r, info in sorted(reps.items()):
+        if info["of"] not in recorded:
+            continue
+        lo = int(info["start"])
+        hi = upto if info["end"] is None else min(int(info["end"]), upto)
+        exp = Counter({k: n for k, n in ref.get(info["of"], Counter()).items()
+                       if lo <= k[0] < hi})
+        obs = Counter((x["q"], x["d"]) for x in observed_records(root, r) if x["q"] < upto)
+        out[r] = {"of": info["of"], "window": [lo, hi], "expected": sum(exp.values()),
+                  "observed": sum(obs.values()), "lost": sum((exp - obs).values()),
+                  "duplicated": sum((obs - exp).values())}
     return out

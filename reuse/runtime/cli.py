@@ -47,6 +47,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                     default_sources=args.default_sources,
                     merge=args.merge, shards=args.shards, max_events=args.max_events,
                     bus_max_events=args.bus_max_events,
+                    k_safe=args.k_safe, replicate_min_users=args.replicate_min_users,
                     step_seconds=args.step_seconds, master=args.master,
                     cluster_dir=args.cluster_dir, bus=args.bus, rate=args.rate,
                     trigger_s=args.trigger_seconds, pi_iterations=args.pi_iterations,
@@ -74,7 +75,7 @@ def cmd_cluster(args: argparse.Namespace) -> int:
 
     if args.action == "start":
         res = cluster.start(args.dir, port=args.port, ui_port=args.ui_port, cores=args.cores,
-                            memory=args.memory)
+                            memory=args.memory, workers=args.workers)
     elif args.action == "stop":
         res = cluster.stop(args.dir)
     else:
@@ -121,6 +122,13 @@ def add_parsers(subparsers: Any) -> None:
                         "(default: rate x trigger x 10 x 25, ten triggers' worth of one "
                         "source allowing a parse's fan-out of up to 25 events per source "
                         "event; 0 = no bound)")
+    r.add_argument("--k-safe", type=int, default=0, metavar="K",
+                   help="inplace: every task used by at least U dataflows runs as K+1 active "
+                        "copies in K+1 different shards, i.e. Spark tasks that run on "
+                        "different executors of a cluster with as many 1-core executors; "
+                        "consumers de-duplicate by (seq, digest) (default 0: none)")
+    r.add_argument("--replicate-min-users", type=int, default=2, metavar="U",
+                   help="with --k-safe: replicate tasks used by at least U dataflows (default 2)")
     r.add_argument("--step-seconds", type=float, default=60.0)
     r.add_argument("--warmup-seconds", type=float, default=10.0,
                    help="sources run this long before step 1, unmeasured (JVM warm-up)")
@@ -148,6 +156,9 @@ def add_parsers(subparsers: Any) -> None:
     c.add_argument("--ui-port", type=int, default=8080)
     c.add_argument("--cores", type=int, default=2)
     c.add_argument("--memory", default="4g")
+    c.add_argument("--workers", type=int, default=1,
+                   help="worker daemons, each with --cores cores (two or more: k-safety's "
+                        "replicas on different executors)")
     c.set_defaults(func=cmd_cluster)
 
 

@@ -1,10 +1,13 @@
-"""A local Spark standalone cluster (one master, one worker) from the pip package's scripts.
+"""A local Spark standalone cluster (one master, one or more workers) from the pip package's
+scripts.
 
 The pip package has no ``start-master.sh``/``start-worker.sh``, but it ships
 ``sbin/spark-daemon.sh``, which starts any Spark class as a daemon with a PID file. We run it with
 ``SPARK_HOME`` = the installed ``pyspark`` directory and the PID and log folders under a
 project-local directory (default ``results/spark-cluster``), so ``status`` and ``stop`` find
-exactly the processes ``start`` launched. Everything binds 127.0.0.1.
+exactly the processes ``start`` launched. Everything binds 127.0.0.1. Worker ``i`` is the
+daemon's instance ``i`` (its own PID file and work folder); k-safety's anti-affinity needs two
+or more workers, each of whose executors then runs one shard of a batch at a time.
 """
 
 from __future__ import annotations
@@ -44,22 +47,29 @@ def _env(d: Path) -> dict[str, str]:
     return env
 
 
-def _daemon(d: Path, action: str, cls: str, *args: str) -> subprocess.CompletedProcess[str]:
+def _daemon(d: Path, action: str, cls: str, *args: str,
+            instance: int = 1) -> subprocess.CompletedProcess[str]:
     script = spark_home() / "sbin" / "spark-daemon.sh"
-    return subprocess.run(["bash", str(script), action, cls, "1", *args], env=_env(d),
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(["bash", str(script), action, cls, str(instance), *args],
+                          env=_env(d), capture_output=True, text=True, timeout=120)
+
+
+def _role(cls: str, instance: int) -> str:
+    name = "master" if cls == MASTER else "worker"
+    return name if instance == 1 else f"{name}{instance}"
 
 
 def pids(d: str | os.PathLike[str] = DEFAULT_DIR) -> dict[str, int]:
-    """Live daemon PIDs by role (``master``, ``worker``) from the PID files."""
+    """Live daemon PIDs by role (``master``, ``worker``, ``worker2``, ...) from the PID files."""
     out = {}
-    for role, cls in (("master", MASTER), ("worker", WORKER)):
-        for f in (Path(d) / "pids").glob(f"*{cls}-1.pid"):
+    for cls in (MASTER, WORKER):
+        for f in sorted((Path(d) / "pids").glob(f"*{cls}-*.pid")):
             try:
+                instance = int(f.stem.rsplit("-", 1)[1])
                 pid = int(f.read_text().strip())
                 os.kill(pid, 0)
-                out[role] = pid
-            except (ValueError, ProcessLookupError, PermissionError):
+                out[_role(cls, instance)] = pid
+            except (ValueError, IndexError, ProcessLookupError, PermissionError):
                 pass
     return out
 
@@ -73,8 +83,12 @@ def _master_json(ui_port: int) -> dict[str, Any] | None:
 
 
 def start(d: str | os.PathLike[str] = DEFAULT_DIR, *, port: int = 7077, ui_port: int = 8080,
-          cores: int = 2, memory: str = "4g", timeout_s: float = 60.0) -> dict[str, Any]:
-    """Start master and worker (if not running) and wait until the worker is registered."""
+          cores: int = 2, memory: str = "4g", timeout_s: float = 60.0,
+          workers: int = 1) -> dict[str, Any]:
+    """Start the master and ``workers`` workers (those not running) and wait until that many
+    workers are registered."""
+    if workers < 1:
+        raise SparkRuntimeError(f"workers must be at least 1, got {workers}")
     d = Path(d).resolve()
     (d / "logs").mkdir(parents=True, exist_ok=True)
     (d / "pids").mkdir(parents=True, exist_ok=True)
@@ -90,14 +104,17 @@ def start(d: str | os.PathLike[str] = DEFAULT_DIR, *, port: int = 7077, ui_port:
         if time.time() > deadline:
             raise SparkRuntimeError(f"master not listening on {port}; see {d / 'logs'}")
         time.sleep(0.3)
-    if "worker" not in running:
+    for i in range(1, workers + 1):
+        if _role(WORKER, i) in running:
+            continue
+        (d / f"work-{i}").mkdir(exist_ok=True)
         r = _daemon(d, "start", WORKER, "--host", "127.0.0.1", "--cores", str(cores),
-                    "--memory", memory, url)
+                    "--memory", memory, "--work-dir", str(d / f"work-{i}"), url, instance=i)
         if r.returncode != 0:
-            raise SparkRuntimeError(f"worker did not start: {r.stderr.strip()[:300]}")
+            raise SparkRuntimeError(f"worker {i} did not start: {r.stderr.strip()[:300]}")
     while True:
         info = _master_json(ui_port)
-        if info and any(w.get("state") == "ALIVE" for w in info.get("workers", [])):
+        if info and sum(w.get("state") == "ALIVE" for w in info.get("workers", [])) >= workers:
             break
         if time.time() > deadline:
             raise SparkRuntimeError(f"worker did not register with {url}; see {d / 'logs'}")
@@ -106,11 +123,13 @@ def start(d: str | os.PathLike[str] = DEFAULT_DIR, *, port: int = 7077, ui_port:
 
 
 def stop(d: str | os.PathLike[str] = DEFAULT_DIR) -> dict[str, Any]:
-    """Stop worker then master (by their PID files); returns what was stopped."""
+    """Stop the workers then the master (by their PID files); returns what was stopped."""
     d = Path(d).resolve()
     before = pids(d)
-    for cls in (WORKER, MASTER):
-        _daemon(d, "stop", cls)
+    for role in sorted(before, key=lambda r: r.startswith("master")):
+        cls = MASTER if role.startswith("master") else WORKER
+        _daemon(d, "stop", cls, instance=int(role[len("master" if cls == MASTER else "worker"):]
+                                             or 1))
     return {"stopped": before, "left": pids(d)}
 
 

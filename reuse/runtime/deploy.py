@@ -24,6 +24,21 @@ When a submit connects units in different shards (running DAGs merge), the small
 the shard of the largest, at the frontier; task state lives with the task, not the shard, so a
 move is exact. The price: one unit's work is capped by what one core can do.
 
+Replicas (k-safety, issue 13)
+-----------------------------
+With ``reuse run --k-safe K`` every live task that at least ``U`` submitted dataflows use runs
+``K`` more times as *replicas* (``<task>@replica<r>``), each level ``r`` a copy of the
+replicated tasks' subgraph (that set is closed under parents: a dataflow that uses a task uses
+its ancestors, so a parent has at least the users of its child). A replica's parents are the
+replicas of the same level, so a replica unit is self-contained, and :meth:`Deployment.replicate`
+keeps it in a shard that holds neither its primaries nor another level of them (anti-affinity
+at the shard level; the engine runs each shard of a batch as one Spark task). A replica joins
+at a batch boundary at or after the cut that made its task shared: a batch ``[lo, hi)`` that a
+requested start falls strictly inside moves the start to ``hi``, so the replica's first batch
+starts exactly where the primary's saved state ends and it is seeded with that state (the
+engine copies it; ``replica_of`` in the spec). Replicas end with their primary, or when it falls
+below ``U`` users.
+
 Load balance: a new unit goes to the least loaded shard; after each change, if moving one whole
 unit from the most to the least loaded shard lowers the maximum load by more than ``margin``
 (5%), it moves (at most one move per change, so a trace's moves stay few). Load is the sum of
@@ -41,7 +56,8 @@ from reuse.runtime import SparkRuntimeError
 from reuse.runtime.execution import parents_first
 from reuse.runtime.planners import NewTask, Placement, Removal
 
-__all__ = ["DeployedTask", "Start", "End", "Move", "Free", "Action", "Epoch", "Deployment"]
+__all__ = ["DeployedTask", "Start", "End", "Move", "Free", "Replicate", "Action", "Epoch",
+           "Deployment", "REPLICA_MARK"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +73,7 @@ class DeployedTask:
     start: int
     end: int | None = None
     record: bool = False
+    replica_of: str | None = None
 
     @property
     def stream(self) -> str:
@@ -66,7 +83,7 @@ class DeployedTask:
         """What a shard worker needs to run it (JSON-able)."""
         return {"id": self.id, "type": self.type, "config": self.config,
                 "parents": list(self.parents), "kind": self.kind, "start": self.start,
-                "end": self.end, "record": self.record,
+                "end": self.end, "record": self.record, "replica_of": self.replica_of,
                 "stream": self.stream if self.kind == "source" else None}
 
 
@@ -105,7 +122,20 @@ class Free:
     at: int
 
 
-Action = Start | End | Move | Free
+@dataclass(frozen=True)
+class Replicate:
+    """Replica ``task`` of ``of`` runs in ``shard`` from the first batch boundary ``>= at``."""
+
+    task: str
+    of: str
+    shard: int
+    at: int
+
+
+Action = Start | End | Move | Free | Replicate
+
+#: a replica's id is its primary's, this mark and its level (``t@replica1``)
+REPLICA_MARK = "@replica"
 
 
 @dataclass(frozen=True)
@@ -143,6 +173,9 @@ class Deployment:
         self.frontier = 0
         self.history: list[Action] = []
         self.margin = 0.05
+        #: every replica ever deployed: ``{"of", "level", "start", "end"}`` (freed ones too),
+        #: the windows its outputs are checked against
+        self.replica_log: dict[str, dict[str, Any]] = {}
 
     # --- queries -----------------------------------------------------------------------------
 
@@ -200,6 +233,14 @@ class Deployment:
                 if self.tasks[p].shard != d.shard:
                     raise SparkRuntimeError(f"runs in shard {d.shard} but its parent {p} in "
                                             f"shard {self.tasks[p].shard}", task=t)
+        held: dict[str, dict[int, str]] = {}
+        for t, d in self.tasks.items():
+            if d.end is not None and d.end <= self.frontier:
+                continue  # takes no more events: nothing left to keep apart
+            first = held.setdefault(d.replica_of or t, {}).setdefault(d.shard, t)
+            if first != t:
+                raise SparkRuntimeError(f"shares shard {d.shard} with {first}, a copy of the "
+                                        "same task (replicas must sit apart)", task=t)
 
     # --- changes -----------------------------------------------------------------------------
 
@@ -255,6 +296,7 @@ class Deployment:
         for r in recorded - set(new):
             self.tasks[r] = replace(self.tasks[r], record=True)
         actions += self._balance()
+        actions += self._place_replicas()
         self._changed(actions)
         return actions
 
@@ -272,6 +314,7 @@ class Deployment:
             self.tasks[t] = replace(self.tasks[t], end=at)
             actions.append(End(t, at))
         actions += self._balance()
+        actions += self._place_replicas()
         self._changed(actions)
         return actions
 
@@ -283,6 +326,7 @@ class Deployment:
         if self.tasks[task].shard == shard:
             return []
         actions: list[Action] = [self._move(unit, shard)]
+        actions += self._place_replicas()
         self._changed(actions)
         return actions
 
@@ -299,6 +343,12 @@ class Deployment:
                 freed.append(Free(t, lo))
         if freed:
             self._changed(freed)
+        for t, d in list(self.tasks.items()):
+            if d.replica_of is not None and lo < d.start < hi:
+                # a replica starts on a batch boundary, where its primary's state is saved
+                start = hi if d.end is None else min(hi, d.end)
+                self.tasks[t] = replace(d, start=start)
+                self.replica_log[t]["start"] = start
         self.frontier = max(self.frontier, hi)
         return self.snapshot()
 
@@ -313,8 +363,74 @@ class Deployment:
     def rebalance(self) -> list[Action]:
         """One balancing move if it lowers the maximum shard load (see the module doc)."""
         actions = self._balance()
+        actions += self._place_replicas()
         self._changed(actions)
         return actions
+
+    def replicate(self, wanted: Iterable[str], k: int, at: int) -> list[Action]:
+        """Make the live replicas match ``wanted`` (the live primaries to run ``k`` more times)
+        from cut ``at``: start the missing replicas, end those of tasks no longer wanted (or
+        ended), and keep every replica unit apart from its primaries (see the module doc).
+
+        Checks everything before changing anything: ``wanted`` must be live primaries whose
+        live parents are wanted too, and there must be ``k + 1`` shards.
+        """
+        self._check_cut(at, "replicate")
+        want = set(wanted)
+        if want and k + 1 > self.shards:
+            raise SparkRuntimeError(f"k-safety K={k} needs K+1={k + 1} shards to keep the "
+                                    f"replicas apart, but there are {self.shards}")
+        for t in sorted(want):
+            d = self.tasks.get(t)
+            if d is None or d.end is not None or d.replica_of is not None:
+                raise SparkRuntimeError("is not a live primary task to replicate", task=t)
+            for p in d.parents:
+                if p not in want:
+                    raise SparkRuntimeError(f"is replicated but its parent {p} is not (the "
+                                            "replicated tasks must be closed under parents)",
+                                            task=t)
+        live = {(d.replica_of, self.replica_log[t]["level"]): t for t, d in self.tasks.items()
+                if d.replica_of is not None and d.end is None}
+        actions: list[Action] = []
+        for (of, _level), t in sorted(live.items()):
+            if of not in want:
+                d = self.tasks[t]
+                end = max(at, d.start)
+                self.tasks[t] = replace(d, end=end)
+                self.replica_log[t]["end"] = end
+                actions.append(End(t, end))
+        order = parents_first({t: [p for p in self.tasks[t].parents if p in want]
+                               for t in want})
+        created: list[str] = []
+        for level in range(1, k + 1):
+            for t in order:
+                if (t, level) in live:
+                    r = live[(t, level)]
+                    if self.tasks[r].record != self.tasks[t].record:  # a leaf became recorded
+                        self.tasks[r] = replace(self.tasks[r], record=self.tasks[t].record)
+                    continue
+                d = self.tasks[t]
+                rid = self._fresh(f"{t}{REPLICA_MARK}{level}")
+                parents = tuple(live[(p, level)] for p in d.parents)
+                self.tasks[rid] = DeployedTask(rid, d.type, d.config, parents, d.kind, -1, at,
+                                               None, d.record, t)
+                self.replica_log[rid] = {"of": t, "level": level, "start": at, "end": None}
+                live[(t, level)] = rid
+                created.append(rid)
+        placed = self._place_replicas()
+        actions += [Replicate(r, t, self.tasks[r].shard, at) for r in created
+                    for t in [self.tasks[r].replica_of] if t is not None]
+        actions += placed
+        self._changed(actions)
+        return actions
+
+    def replicas(self) -> dict[str, list[str]]:
+        """Live primary -> its live replicas (by level)."""
+        out: dict[str, list[str]] = {}
+        for t, d in sorted(self.tasks.items(), key=lambda x: x[0]):
+            if d.replica_of is not None and d.end is None:
+                out.setdefault(d.replica_of, []).append(t)
+        return out
 
     # --- internals ---------------------------------------------------------------------------
 
@@ -324,6 +440,54 @@ class Deployment:
             self.tasks[x] = replace(self.tasks[x], shard=dst)
         return Move(tuple(sorted(unit)), src, dst, self.frontier)
 
+    def _is_replica_unit(self, unit: set[str]) -> bool:
+        return any(self.tasks[x].replica_of is not None for x in unit)
+
+    def _fresh(self, wanted: str) -> str:
+        n, rid = 1, wanted
+        while rid in self.tasks or rid in self.replica_log:
+            n += 1
+            rid = f"{wanted}~{n}"
+        return rid
+
+    def _place_replicas(self) -> list[Action]:
+        """Put each replica unit in one shard that holds neither its primaries nor another
+        level's replicas of them: it stays where it is when it may, else it goes to the least
+        loaded allowed shard (a new unit: where most of it already is, if allowed)."""
+        out: list[Action] = []
+        units = [u for u in self.units() if self._is_replica_unit(u)]
+        units.sort(key=lambda u: (min(self.replica_log[x]["level"] for x in u), min(u)))
+        taken: dict[str, set[int]] = {}  # primary -> shards its copies sit in
+        for t, d in self.tasks.items():
+            if d.replica_of is None:
+                taken.setdefault(t, set()).add(d.shard)
+        loads = self.loads()
+        for u in units:
+            prims = {self.tasks[x].replica_of for x in u}
+            banned = set().union(*(taken.get(p, set()) for p in prims if p is not None))
+            shards = [self.tasks[x].shard for x in u if self.tasks[x].shard >= 0]
+            allowed = [s for s in range(self.shards) if s not in banned]
+            if not allowed:
+                raise SparkRuntimeError(f"no shard is free of the copies of "
+                                        f"{sorted(p for p in prims if p)[0]} "
+                                        f"({self.shards} shards)")
+            here = max(set(shards), key=lambda s: (shards.count(s), -s)) if shards else None
+            if here is not None and here in allowed:
+                dst = here
+            else:
+                dst = min(allowed, key=lambda s: (loads[s], s))
+            moved = [x for x in u if self.tasks[x].shard not in (dst, -1)]
+            for x in u:
+                if self.tasks[x].shard != dst:
+                    self.tasks[x] = replace(self.tasks[x], shard=dst)
+            if moved:
+                out.append(Move(tuple(sorted(moved)), shards[0] if shards else dst, dst,
+                                self.frontier))
+            for p in prims:
+                if p is not None:
+                    taken.setdefault(p, set()).add(dst)
+        return out
+
     def _balance(self) -> list[Action]:
         if self.shards < 2:
             return []
@@ -332,8 +496,8 @@ class Deployment:
         lo = min(range(self.shards), key=lambda s: (loads[s], s))
         best: tuple[float, set[str]] | None = None
         for u in self.units():
-            if self.tasks[next(iter(u))].shard != hi:
-                continue
+            if self.tasks[next(iter(u))].shard != hi or self._is_replica_unit(u):
+                continue  # replicas are placed by the anti-affinity rule, not balanced
             w = sum(self._weight(self.tasks[x]) for x in u if self.tasks[x].end is None)
             new_max = max(loads[hi] - w, loads[lo] + w)
             # a move must lower the largest load by a clear margin, so that measured loads

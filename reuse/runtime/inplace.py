@@ -58,12 +58,14 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
 from reuse.dataflow import Dataflow
+from reuse.errors import ReuseError
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.deploy import Deployment, Epoch
 from reuse.runtime.execution import emitted_bound, next_offset
 from reuse.runtime.partial import BatchStates, write_json
 from reuse.runtime.planners import Planner, make_planner
 from reuse.runtime.policy import Policy
+from reuse.runtime.shard import seed_replicas
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -134,6 +136,37 @@ class TickDataSource(DataSource):
 
 # --- one batch ---------------------------------------------------------------------------------
 
+_EXECUTOR: tuple[int, str] | None = None  # (parent pid, executor id) of this Python worker
+
+
+def executor_id() -> str:
+    """The Spark executor this Python worker serves: ``--executor-id`` of the JVM it was
+    forked from (a standalone executor, ``CoarseGrainedExecutorBackend``), ``driver`` in
+    ``local`` mode. Read from the process tree once per worker process: the Python Data
+    Source and ``TaskContext`` APIs do not say, and anti-affinity is checked against it."""
+    global _EXECUTOR
+    import os
+
+    ppid = os.getppid()
+    if _EXECUTOR is not None and _EXECUTOR[0] == ppid:
+        return _EXECUTOR[1]
+    import psutil
+
+    found = "driver"
+    try:
+        for proc in psutil.Process().parents():
+            if "java" not in proc.name():
+                continue
+            cmd = proc.cmdline()
+            if "--executor-id" in cmd:
+                found = f"{cmd[cmd.index('--executor-id') + 1]}@{proc.pid}"
+            break
+    except (psutil.Error, IndexError):
+        found = "unknown"
+    _EXECUTOR = (ppid, found)
+    return found
+
+
 def _worker(epoch: Epoch, states: dict[str, Any], opts: dict[str, Any], t0: int, rate: float,
             sinks_dir: str, key: str,
             ) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
@@ -160,6 +193,7 @@ def _worker(epoch: Epoch, states: dict[str, Any], opts: dict[str, Any], t0: int,
                 for task, lines in res["sinks"].items():
                     write_records(sinks_dir, task, key, "\n".join(lines) + "\n")
                 rows += encode_rows(int(shard), {**res, "sinks": {}}, int(lo), int(hi))
+                rows.append((int(shard), "exec", executor_id(), ""))
         yield pd.DataFrame(rows, columns=["shard", "kind", "name", "text"])
 
     return fn
@@ -207,8 +241,9 @@ class ShardHandler:
         with self.engine.lock:
             epoch = self.engine.deployment.claim(lo, hi)
         before = self.states.before(batch_id) or {}
-        states = dict(before.get("tasks", {}))
+        states = seed_replicas(epoch, dict(before.get("tasks", {})), lo)
         new_states: dict[str, Any] = {}
+        shard_exec: dict[int, str] = {}
         cpu: dict[str, float] = {}
         shard_cpu: dict[int, float] = {}
         events = 0
@@ -217,9 +252,11 @@ class ShardHandler:
             rows = df.mapInPandas(_worker(epoch, states, self.engine.opts, self.engine.t0,
                                           self.engine.rate, str(self.root / "sinks"), key),
                                   "shard int, kind string, name string, text string").collect()
-            for shard, kind, _name, text in rows:
+            for shard, kind, name, text in rows:
                 if kind == "state":
                     new_states.update(json.loads(text))
+                elif kind == "exec":
+                    shard_exec[int(shard)] = name
                 else:
                     st = json.loads(text)
                     cpu.update(st["cpu"])
@@ -235,7 +272,7 @@ class ShardHandler:
         stats = {"batch": batch_id, "lo": lo, "hi": hi, "version": epoch.version,
                  "ms": round(t_start * 1000), "wall_s": round(wall, 4),
                  "driver_cpu_s": round(time.process_time() - c_start, 4),
-                 "events": events, "shard_cpu_s": shard_cpu,
+                 "events": events, "shard_cpu_s": shard_cpu, "shard_exec": shard_exec,
                  "task_cpu_s": {k: round(v, 6) for k, v in cpu.items()}}
         with open(self.root / "batches.jsonl", "a", encoding="utf-8") as fh:
             fh.write(json.dumps(stats, separators=(",", ":")) + "\n")
@@ -266,6 +303,11 @@ class InplaceRuntime:
         so a backlog is worked off in batches of bounded size instead of ever larger ones.
     rebalance_s
         How often :meth:`poll` rebalances the shards by the tasks' measured CPU (0: never).
+    k_safe, replicate_min_users
+        k-safety (issue 13): every live task used by at least ``replicate_min_users``
+        dataflows runs ``k_safe`` more times, as replicas in other shards (see
+        :mod:`reuse.runtime.deploy`); needs ``k_safe + 1`` shards. A replicated sink's
+        consumers read the union of its copies' records, de-duplicated by ``(seq, digest)``.
     """
 
     def __init__(self, spark: SparkSession, root: str | Path, *, mode: str = "reuse",
@@ -273,6 +315,7 @@ class InplaceRuntime:
                  data_dir: str | None = None, pi_iterations: int = 1600,
                  t0_ms: int | None = None, limit: int | None = None, record: str = "digest",
                  max_events: int | None = None, rebalance_s: float = 10.0,
+                 k_safe: int = 0, replicate_min_users: int = 2,
                  **_ignored: Any) -> None:
         self.policy = Policy.of(mode, "inplace")
         self.mode, self.merge, self.unmerge = (self.policy.mode.value, "inplace", "free")
@@ -291,6 +334,15 @@ class InplaceRuntime:
                            else max(1, round(2 * self.rate * self.trigger_s)))
         n = shards if shards is not None else int(spark.sparkContext.defaultParallelism)
         self.planner: Planner = make_planner(self.policy.shares)
+        self.k_safe, self.min_users = int(k_safe), int(replicate_min_users)
+        if self.k_safe:
+            from reuse.blast import check_parameters
+
+            try:
+                check_parameters(n, self.k_safe, self.min_users)
+            except ReuseError as exc:
+                raise SparkRuntimeError(f"{exc} (shards: --shards, or the cores Spark has)",
+                                        task=QUERY) from None
         # measured CPU seconds per source seq, per task (EWMA over batches), and per type
         self.cost: dict[str, float] = {}
         self.type_cost: dict[str, float] = {}
@@ -430,6 +482,7 @@ class InplaceRuntime:
             kinds.update({t: i["kind"] for t, i in self.tasks.items() if t not in kinds})
             leaves = {r for r in placement.sinks.values() if kinds[r] == "task"}
             actions = self.deployment.deploy(placement, join, record=leaves)
+            actions += self._replicate(join)
             for t in placement.start:
                 topic = f"src:{t.stream}" if t.kind == "source" else t.id
                 self.tasks[t.id] = {"type": t.type, "config": t.config,
@@ -459,6 +512,7 @@ class InplaceRuntime:
             if self.on_op is not None:
                 self.on_op("remove", dag_id, cut)
             actions = self.deployment.end(removal, cut)
+            actions += self._replicate(cut)
             for t in removal.stop:
                 self.tasks[t]["end"] = cut
             self.dags[removal.instance]["R"] = cut
@@ -484,6 +538,16 @@ class InplaceRuntime:
         self.log.append({"event": "move", "actions": [_action(a) for a in actions],
                          "ms": time.time() * 1000})
         return {"moved": [_action(a) for a in actions]}
+
+    def _replicate(self, at: int) -> list[Any]:
+        """k-safety: replicas for exactly the live tasks used by ``>= U`` dataflows (lock held)."""
+        if not self.k_safe:
+            return []
+        live = {t for t, d in self.deployment.tasks.items()
+                if d.end is None and d.replica_of is None}
+        wanted = {t for t, n in self.planner.users().items()
+                  if n >= self.min_users and t in live}
+        return self.deployment.replicate(wanted, self.k_safe, at)
 
     # --- upkeep ------------------------------------------------------------------------------------
 
@@ -555,15 +619,20 @@ class InplaceRuntime:
     def counts(self) -> dict[str, int]:
         """Live tasks (sources count as generated streams, not tasks); never any paused."""
         live = sum(1 for t in self.deployment.tasks.values()
-                   if t.end is None and t.kind != "source")
+                   if t.end is None and t.kind != "source" and t.replica_of is None)
+        replicas = sum(1 for t in self.deployment.tasks.values()
+                       if t.end is None and t.kind != "source" and t.replica_of is not None)
         active = 1 if self.query is not None and self.query.isActive else 0
-        return {"running_tasks": live, "paused_tasks": 0, "queries": active}
+        return {"running_tasks": live, "paused_tasks": 0, "queries": active,
+                "replica_tasks": replicas}
 
     def ledger(self) -> dict[str, Any]:
         return {"mode": self.mode, "unmerge": self.unmerge, "merge": self.merge,
                 "engine": "inplace", "shards": self.shards, "t0": self.t0, "rate": self.rate,
                 "limit": self.limit, "data_dir": self.data_dir, "opts": self.opts,
-                "tasks": self.tasks, "dags": self.dags, "log": self.log}
+                "tasks": self.tasks, "dags": self.dags, "log": self.log,
+                "k_safe": self.k_safe, "replicate_min_users": self.min_users,
+                "replicas": {r: dict(v) for r, v in self.deployment.replica_log.items()}}
 
     def save_ledger(self) -> Path:
         path = self.root / "ledger.json"

@@ -17,11 +17,14 @@ import json
 import math
 import os
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import psutil
+
+#: ``safe_name`` of :data:`reuse.runtime.deploy.REPLICA_MARK` (``@replica``): replica record dirs
+REPLICA_DIR = "_40replica"
 
 __all__ = ["CpuMeter", "SinkTail", "percentile"]
 
@@ -151,6 +154,8 @@ class SinkTail:
         if not self.dir.is_dir():
             return
         for sub in os.listdir(self.dir):
+            if REPLICA_DIR in sub:
+                continue  # a replica's copies of outputs its running task also writes
             d = self.dir / sub
             for name in os.listdir(d):
                 if not name.endswith(".jsonl") or name.startswith("."):
@@ -214,3 +219,29 @@ def percentile(values: list[float], q: float) -> float | None:
     s = sorted(values)
     rank = math.ceil(q * len(s) / 100 - 1e-9)
     return s[min(len(s), max(1, rank)) - 1]
+
+
+def output_gaps(root: str | os.PathLike[str], copies: Mapping[str, Sequence[str]],
+                lo_ms: float, hi_ms: float) -> dict[str, float]:
+    """Per sink: the longest time in ``[lo_ms, hi_ms]`` with no record file written by any of
+    its ``copies`` (its running task and, under k-safety, its replicas), in seconds.
+
+    A shard writes one record file per sink per batch with events, under a name fixed by the
+    batch, so the files' modification times are when output reached the sink. Consumers of a
+    replicated sink read every copy (de-duplicating by ``(seq, digest)``), so the sink is
+    without output only while no copy writes: what k-safety promises to keep short when an
+    executor dies."""
+    from reuse.runtime.bus import safe_name
+
+    out: dict[str, float] = {}
+    for sink, names in copies.items():
+        times = []
+        for name in names:
+            d = Path(root) / "sinks" / safe_name(name)
+            if d.is_dir():
+                times += [e.stat().st_mtime * 1000 for e in os.scandir(d)
+                          if e.name.endswith(".jsonl") and not e.name.startswith(".")]
+        times = sorted(t for t in times if lo_ms <= t <= hi_ms)
+        edges = [lo_ms] + times + [hi_ms]
+        out[sink] = round(max(b - a for a, b in zip(edges, edges[1:], strict=False)) / 1000, 3)
+    return out

@@ -163,6 +163,11 @@ class Planner(ABC):
     def groups(self) -> list[tuple[str, ...]]:
         """The live runtime tasks that must run together (one running DAG each)."""
 
+    @abstractmethod
+    def users(self) -> dict[str, int]:
+        """Live runtime task -> how many submitted dataflows use it (its reuse count), which
+        decides what k-safety replicates."""
+
 
 class ReusePlanner(Planner):
     """Reuse: merge and unmerge through the manager (the paper's Sections 4.1-4.2)."""
@@ -200,6 +205,9 @@ class ReusePlanner(Planner):
     def groups(self) -> list[tuple[str, ...]]:
         return [tuple(self.rid(t) for t in rd.tasks) for rd in self.manager.running_dags()]
 
+    def users(self) -> dict[str, int]:
+        return {self.rid(t): n for t, n in self.manager.reuse_counts().items()}
+
 
 class DefaultPlanner(Planner):
     """Default: every submitted dataflow runs alone, its own sources included.
@@ -233,6 +241,9 @@ class DefaultPlanner(Planner):
 
     def groups(self) -> list[tuple[str, ...]]:
         return [self._tasks[inst] for inst in self.instances.values()]
+
+    def users(self) -> dict[str, int]:
+        return {t: 1 for inst in self.instances.values() for t in self._tasks[inst]}
 
 
 def make_planner(shares: bool) -> Planner:

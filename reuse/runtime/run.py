@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from reuse.dataflow import Dataflow
-from reuse.runtime.accounting import account, leaked_records
+from reuse.runtime.accounting import account, leaked_records, replica_account
 from reuse.runtime.journal import JOURNAL, JournalState, RunJournal
 from reuse.runtime.measure import CpuMeter, SinkTail, percentile
 from reuse.runtime.policy import LIVE_MODES, Policy
@@ -39,7 +39,8 @@ from reuse.traces import Op, check_trace
 
 __all__ = ["CSV_COLUMNS", "LIVE_MODES", "live_run", "resume_run", "run_trace", "write_rows"]
 
-CSV_COLUMNS = ["step", "op", "dag", "running_tasks", "paused_tasks", "queries", "cores",
+CSV_COLUMNS = ["step", "op", "dag", "running_tasks", "paused_tasks", "replica_tasks", "queries",
+               "cores",
                "cores_steady", "p50_latency_ms", "p99_latency_ms", "events_in", "events_out",
                "lost", "duplicated", "cut", "op_seconds", "cpu_driver", "cpu_jvm",
                "cpu_python_workers", "cpu_other", "failures", "gap_s", "max_lag_events",
@@ -155,6 +156,13 @@ def run_trace(runtime: Any, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
         if leaks and progress:
             progress(f"{len(leaks)} outputs of tasks outside their windows (counted as "
                      "duplicated)")
+        if runtime.ledger().get("replicas"):
+            rep = replica_account(runtime.root, runtime.ledger(), upto)
+            runtime.replica_report = rep
+            if progress:
+                bad = {r: a for r, a in rep.items() if a["lost"] or a["duplicated"]}
+                progress(f"k-safety: {len(rep)} recorded replicas checked on their own windows, "
+                         f"{len(bad)} differ from the reference" + (f": {bad}" if bad else ""))
     return rows
 
 
@@ -283,7 +291,7 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
              policy: Policy | str | None = None, default_sources: str | None = None,
              shards: int | None = None,
              max_events: int | None = None, bus_max_events: int | None = None,
-             ui: bool = False, step_seconds: float = 60.0,
+             k_safe: int = 0, replicate_min_users: int = 2, ui: bool = False, step_seconds: float = 60.0,
              master: str = "local[2]", cluster_dir: str | os.PathLike[str] | None = None,
              bus: str = "file", rate: float = 10.0, trigger_s: float = 2.0,
              pi_iterations: int = 1600, defrag_every: int = 0, warmup_s: float = 10.0,
@@ -321,6 +329,9 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
         pol = LIVE_MODES[policy] if policy in LIVE_MODES else Policy.of(policy)
     else:
         pol = policy or Policy.of(mode, merge, unmerge or "pause", default_sources)
+    if k_safe and pol.engine != "inplace":
+        raise SparkRuntimeError(f"--k-safe needs the shared query (--merge inplace), not "
+                                f"{pol.label}: a query per partial DAG cannot hold a replica")
     meter = CpuMeter()
     broker = None
     bus_obj: Any = None
@@ -353,7 +364,8 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
 
                 rt = InplaceRuntime(spark, root, mode=pol.mode.value, shards=shards, rate=rate,
                                     trigger_s=trigger_s, pi_iterations=pi_iterations,
-                                    data_dir=dd, max_events=max_events,
+                                    data_dir=dd, max_events=max_events, k_safe=k_safe,
+                                    replicate_min_users=replicate_min_users,
                                     t0_ms=None if resume is None else int(resume.start["t0"]))
                 if resume is not None:
                     rt.replay(resume.ops, dict(flows), start_seq=int(resume.start["start_seq"]))
@@ -364,7 +376,8 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
                           "max_events": rt.max_events, "step_seconds": step_seconds,
                           "rate": rate, "trigger_s": trigger_s, "pi_iterations": pi_iterations,
                           "data_dir": rt.data_dir, "master": master, "check": check,
-                          "defrag_every": defrag_every}
+                          "defrag_every": defrag_every, "k_safe": k_safe,
+                          "replicate_min_users": replicate_min_users}
             else:
                 rt = Runtime(spark, root, mode=pol.mode.value, unmerge=pol.unmerge.value,
                              merge=pol.merge.value, rate=rate, trigger_s=trigger_s,
@@ -412,7 +425,8 @@ def resume_run(root: str | os.PathLike[str], *, ui: bool = False,
                   "master": str(p["master"]), "rate": float(p["rate"]),
                   "trigger_s": float(p["trigger_s"]), "pi_iterations": int(p["pi_iterations"]),
                   "defrag_every": int(p["defrag_every"]), "data_dir": str(p["data_dir"]),
-                  "check": bool(p["check"])}
+                  "check": bool(p["check"]), "k_safe": int(p.get("k_safe", 0)),
+                  "replicate_min_users": int(p.get("replicate_min_users", 2))}
     except (KeyError, TypeError, ValueError) as exc:
         from reuse.errors import StateError
 

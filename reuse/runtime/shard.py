@@ -16,11 +16,14 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reuse.runtime.execution import cached_task, record, record_line, source_event
 
-__all__ = ["run_shard"]
+if TYPE_CHECKING:
+    from reuse.runtime.deploy import Epoch
+
+__all__ = ["run_shard", "seed_replicas"]
 
 
 def run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
@@ -107,3 +110,16 @@ def encode_rows(shard: int, res: Mapping[str, Any], lo: int, hi: int,
     rows.append((shard, "stats", "", json.dumps(
         {"cpu": res["cpu"], "events": res["events"], "lo": lo, "hi": hi}, separators=(",", ":"))))
     return rows
+
+
+def seed_replicas(epoch: Epoch, states: dict[str, Any], lo: int) -> dict[str, Any]:
+    """A replica whose first batch this is (its window starts at ``lo``) takes its primary's
+    state saved after the batch before: the state at ``seq == lo``, so it joins warm and
+    exactly (k-safety's "a replacement stateful replica joins at a cut, with state from a live
+    replica"). A re-run batch seeds the same way, from the same saved state."""
+    for tasks in epoch.shards:
+        for t in tasks:
+            of = t.get("replica_of")
+            if of and int(t["start"]) == lo and t["id"] not in states and of in states:
+                states[t["id"]] = states[of]
+    return states
