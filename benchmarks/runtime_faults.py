@@ -8,10 +8,20 @@ driver is followed by ``reuse run --resume``. Printed per kill: the failures the
 the longest output pause in the step (``gap_s``: time between two consecutive batch
 completions, or since the last one) beside the median pause of the steps without a kill, the
 time to recover (that excess), and lost / duplicated outputs of the whole run (the reference
-execution). k-safety (replicas) is not built yet, so there is no ``--k-safe 1`` column.
+execution).
+
+k-safety (issue 13): ``--k-safe K --replicate-min-users U`` runs the trace with replicas, and
+``--workers N`` gives the executor fault a cluster of ``N`` workers (``2 // N``
+cores each, at least 1), of which one executor is killed (the replicas sit on the others). Per
+kill it also prints the longest time in the killed step that a sink went without output
+(:func:`reuse.runtime.measure.output_gaps`, over the sinks of the dataflows present for the
+whole step), apart for sinks with replicas (their copies' union, as consumers read it) and for
+the others, and the run's replicas; per run, the batches whose shards ran on distinct
+executors before the first kill (anti-affinity).
 
 Run: ``.venv/bin/python benchmarks/runtime_faults.py [--workload riot] [--step-seconds 5]
-[--faults worker,executor,driver] [--json out.json]``  (about 15 minutes for RIoT at 5 s steps).
+[--faults worker,executor,driver] [--workers 2 --k-safe 1 --replicate-min-users 2]
+[--json out.json]``  (about 15 minutes for RIoT at 5 s steps and three faults).
 """
 
 from __future__ import annotations
@@ -86,8 +96,8 @@ def start(args: list[str]) -> subprocess.Popen[bytes]:
                             start_new_session=True)
 
 
-def kill(fault: str, proc: subprocess.Popen[bytes]) -> list[int]:
-    """Inject one fault; the PIDs killed."""
+def kill(fault: str, proc: subprocess.Popen[bytes], one: bool = False) -> list[int]:
+    """Inject one fault; the PIDs killed (``one``: a single executor, of several)."""
     if fault == "driver":
         group = [proc.pid] + [c.pid for c in psutil.Process(proc.pid).children(recursive=True)]
         os.killpg(proc.pid, signal.SIGKILL)
@@ -95,6 +105,7 @@ def kill(fault: str, proc: subprocess.Popen[bytes]) -> list[int]:
         return group
     if fault == "executor":
         pids = executor_pids()
+        pids = sorted(pids)[-1:] if one else pids
         for p in pids:
             os.kill(p, signal.SIGKILL)
         return pids
@@ -111,18 +122,69 @@ def kill(fault: str, proc: subprocess.Popen[bytes]) -> list[int]:
     return killed
 
 
+def sink_gaps(root: Path, step: int) -> dict[str, float | None]:
+    """Longest time in a step that a sink had no output: over replicated sinks (the union of
+    their copies) and over the others; only the sinks of dataflows present the whole step."""
+    from reuse.runtime.accounting import copies
+    from reuse.runtime.measure import output_gaps
+
+    ledger = json.loads((root / "ledger.json").read_text())
+    rows = [json.loads(ln)["row"] for ln in (root / "journal.jsonl").read_text().splitlines()
+            if '"kind":"row"' in ln.replace(" ", "")]
+    row = next(r for r in rows if int(r["step"]) == step)
+    lo, hi = float(row["t_start_ms"]), float(row["t_end_ms"])
+    t0, rate = float(ledger["t0"]), float(ledger["rate"])
+
+    def ms(seq: int) -> float:
+        return t0 + 1000 * seq / rate
+
+    reps = ledger.get("replicas") or {}
+    live = {rid for d in ledger["dags"].values() for rid in d["sinks"].values()
+            if ms(int(d["J"])) <= lo and (d["R"] is None or ms(int(d["R"])) >= hi)}
+    gaps = output_gaps(root, {rid: copies(ledger, rid) for rid in live}, lo, hi)
+    with_rep = {rid for rid in live  # a replica ran beside it for the whole step
+                if any(v["of"] == rid and ms(int(v["start"])) <= lo
+                       and (v["end"] is None or ms(int(v["end"])) >= hi) for v in reps.values())}
+    rep = [g for rid, g in gaps.items() if rid in with_rep]
+    plain = [g for rid, g in gaps.items() if rid not in with_rep]
+    return {"replicated_sinks": len(rep), "replicated_gap_s": max(rep, default=None),
+            "other_sinks": len(plain), "other_gap_s": max(plain, default=None)}
+
+
+def anti_affinity(root: Path, before_ms: float) -> tuple[int, int]:
+    """(batches before ``before_ms`` whose shards all ran on distinct executors, batches with
+    more than one shard then)."""
+    ok = n = 0
+    for ln in (root / "batches.jsonl").read_text().splitlines():
+        try:
+            b = json.loads(ln)
+        except ValueError:
+            continue
+        ex = list((b.get("shard_exec") or {}).values())
+        if b["ms"] + 1000 * b["wall_s"] < before_ms and len(ex) > 1:
+            n += 1
+            ok += len(set(ex)) == len(ex)
+    return ok, n
+
+
 def run_fault(fault: str, dags: Path, trace: Path, work: Path, kill_steps: list[int],
-              step_s: float, rate: float) -> dict[str, Any]:
-    root, out = work / f"run-{fault}", work / f"{fault}.csv"
+              step_s: float, rate: float, workers: int = 1, k_safe: int = 0,
+              min_users: int = 2) -> dict[str, Any]:
+    tag = fault + (f"-w{workers}" if workers > 1 else "") + (
+        f"-k{k_safe}u{min_users}" if k_safe else "")
+    root, out = work / f"run-{tag}", work / f"{tag}.csv"
     cmd = [*REUSE, "run", "--dags", str(dags), "--trace", str(trace), "--root", str(root),
            "--out", str(out), "--step-seconds", str(step_s), "--rate", str(rate),
-           "--warmup-seconds", "5"]
+           "--warmup-seconds", "5", "--k-safe", str(k_safe),
+           "--replicate-min-users", str(min_users)]
     cluster = None
     if fault == "executor":
-        cluster = work / "cluster"
+        cluster = work / f"cluster-{tag}"
         port, ui = _free_port(), _free_port()
         res = subprocess.run([*REUSE, "cluster", "start", "--dir", str(cluster), "--port",
-                              str(port), "--ui-port", str(ui)], capture_output=True, text=True)
+                              str(port), "--ui-port", str(ui), "--workers", str(workers),
+                              "--cores", str(max(1, 2 // workers))],
+                             capture_output=True, text=True)
         if res.returncode != 0:
             raise SystemExit(f"cluster start failed: {res.stderr.strip()[-300:]}")
         cmd += ["--master", json.loads(res.stdout)["url"], "--cluster-dir", str(cluster)]
@@ -137,7 +199,7 @@ def run_fault(fault: str, dags: Path, trace: Path, work: Path, kill_steps: list[
                 time.sleep(0.1)
             time.sleep(step_s / 3)
             t = time.time()
-            pids = kill(fault, proc)
+            pids = kill(fault, proc, one=workers > 1)
             kills.append({"step": k, "pids": len(pids), "at": t})
             print(f"  {fault}: killed {len(pids)} process(es) in step {k}", flush=True)
             if fault == "driver":
@@ -159,8 +221,17 @@ def run_fault(fault: str, dags: Path, trace: Path, work: Path, kill_steps: list[
         gap = float(r["gap_s"])
         res_kills.append({"step": k["step"], "killed": k["pids"],
                           "failures": int(r["failures"]), "gap_s": gap,
-                          "recover_s": round(max(0.0, gap - normal), 2)})
-    return {"fault": fault, "kills": res_kills, "normal_gap_s": normal,
+                          "recover_s": round(max(0.0, gap - normal), 2),
+                          "replica_tasks": int(r["replica_tasks"] or 0),
+                          "running_tasks": int(r["running_tasks"]),
+                          **sink_gaps(root, k["step"])})
+    ok, n = anti_affinity(root, min(k["at"] for k in kills) * 1000) if kills else (0, 0)
+    steady = [float(r["cores"]) for r in rows if int(r["step"]) not in hit]
+    return {"fault": fault, "workers": workers, "k_safe": k_safe, "min_users": min_users,
+            "kills": res_kills, "normal_gap_s": normal,
+            "distinct_executor_batches": ok, "multi_shard_batches": n,
+            "mean_cores": round(sum(steady) / len(steady), 3) if steady else None,
+            "peak_replicas": max(int(r["replica_tasks"] or 0) for r in rows),
             "lost": sum(int(r["lost"]) for r in rows),
             "duplicated": sum(int(r["duplicated"]) for r in rows),
             "failures": sum(int(r["failures"]) for r in rows), "steps": len(rows)}
@@ -178,6 +249,10 @@ def main() -> int:
     p.add_argument("--step-seconds", type=float, default=5.0)
     p.add_argument("--rate", type=float, default=10.0)
     p.add_argument("--faults", default="worker,executor,driver")
+    p.add_argument("--workers", type=int, default=1,
+                   help="workers of the executor fault's cluster (one executor is killed)")
+    p.add_argument("--k-safe", type=int, default=0)
+    p.add_argument("--replicate-min-users", type=int, default=2)
     p.add_argument("--json", default=None)
     args = p.parse_args()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -190,19 +265,34 @@ def main() -> int:
     results = []
     for fault in args.faults.split(","):
         t = time.time()
-        res = run_fault(fault, dags, trace, work, steps, args.step_seconds, args.rate)
+        res = run_fault(fault, dags, trace, work, steps, args.step_seconds, args.rate,
+                        args.workers, args.k_safe, args.replicate_min_users)
         res["wall_s"] = round(time.time() - t)
         results.append(res)
         print(json.dumps(res), flush=True)
-    print("\n| fault | step | processes killed | failures recorded | longest output pause "
-          "(s) | normal pause (s) | time to recover (s) | lost | duplicated |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("\n| fault | workers | k-safe | step | processes killed | failures recorded | "
+          "longest output pause (s) | normal pause (s) | time to recover (s) | replicas | "
+          "replicated sinks: longest gap (s) | other sinks: longest gap (s) | lost | "
+          "duplicated |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
+        ks = f"K={r['k_safe']}, U={r['min_users']}" if r["k_safe"] else "-"
         for k in r["kills"]:
             where = "peak" if k["step"] == peak else "mid-trace"
-            print(f"| {r['fault']} | {k['step']} ({where}) | {k['killed']} | {k['failures']} | "
-                  f"{k['gap_s']:.1f} | {r['normal_gap_s']:.1f} | {k['recover_s']:.1f} | "
-                  f"{r['lost']} | {r['duplicated']} |")
+            rg = (f"{k['replicated_gap_s']:.1f} ({k['replicated_sinks']})"
+                  if k["replicated_gap_s"] is not None else "- (0)")
+            og = (f"{k['other_gap_s']:.1f} ({k['other_sinks']})"
+                  if k["other_gap_s"] is not None else "- (0)")
+            print(f"| {r['fault']} | {r['workers']} | {ks} | {k['step']} ({where}) | "
+                  f"{k['killed']} | {k['failures']} | {k['gap_s']:.1f} | "
+                  f"{r['normal_gap_s']:.1f} | {k['recover_s']:.1f} | {k['replica_tasks']} | "
+                  f"{rg} | {og} | {r['lost']} | {r['duplicated']} |")
+    for r in results:
+        print(f"{r['fault']} workers={r['workers']} k={r['k_safe']} U={r['min_users']}: "
+              f"shards on distinct executors in {r['distinct_executor_batches']} of "
+              f"{r['multi_shard_batches']} multi-shard batches before the first kill; mean "
+              f"cores over unkilled steps {r['mean_cores']}; peak replicas "
+              f"{r['peak_replicas']}")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     return 0

@@ -15,6 +15,8 @@ in it (``throttled``; :mod:`reuse.runtime.flow_control`); the shared query has n
 ``failures`` counts the failures recovered in the step (a restarted query; a driver death, in
 the step a resumed run measures again), and ``gap_s`` is the longest pause between two batch
 completions of the shared query in the step: the longest output pause a failure caused.
+``replica_tasks`` counts k-safety's live replicas (shared query, ``--k-safe``); each replica's
+own outputs are checked against the reference too, into ``<root>/replicas.json``.
 """
 
 from __future__ import annotations
@@ -159,6 +161,9 @@ def run_trace(runtime: Any, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
         if runtime.ledger().get("replicas"):
             rep = replica_account(runtime.root, runtime.ledger(), upto)
             runtime.replica_report = rep
+            from reuse.runtime.partial import write_json
+
+            write_json(Path(runtime.root) / "replicas.json", rep)
             if progress:
                 bad = {r: a for r, a in rep.items() if a["lost"] or a["duplicated"]}
                 progress(f"k-safety: {len(rep)} recorded replicas checked on their own windows, "

@@ -13,6 +13,7 @@ through the driver or the bus.
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -121,5 +122,5 @@ def seed_replicas(epoch: Epoch, states: dict[str, Any], lo: int) -> dict[str, An
         for t in tasks:
             of = t.get("replica_of")
             if of and int(t["start"]) == lo and t["id"] not in states and of in states:
-                states[t["id"]] = states[of]
+                states[t["id"]] = copy.deepcopy(states[of])  # two tasks, two states
     return states

@@ -19,6 +19,16 @@ def bus(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Bus]:
     if request.param == "file":
         yield FileBus(tmp_path)
         return
+    yield from _redis_bus(tmp_path)
+
+
+@pytest.fixture
+def redis_bus(tmp_path: Path) -> Iterator[Bus]:
+    """A :class:`RedisBus` on a redis-server of its own (skipped when it is not installed)."""
+    yield from _redis_bus(tmp_path)
+
+
+def _redis_bus(tmp_path: Path) -> Iterator[Bus]:
     if shutil.which("redis-server") is None:
         pytest.skip("redis-server is not installed")
     from reuse.runtime.redis_bus import start_redis

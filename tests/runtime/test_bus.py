@@ -4,8 +4,6 @@ idempotent per (topic, key), and the Redis bus's memory of keys stays bounded (n
 from __future__ import annotations
 
 import json
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -112,20 +110,6 @@ def test_a_new_key_still_appends(bus: Bus) -> None:
     other = "src:SYS"  # the same key on another topic is another message
     bus.publish(other, "000001-000000000", encode_frame(9, _events(0, 10)))
     assert bus.size(other) == 1 and _values(bus, other) == _events(0, 10)
-
-
-@pytest.fixture
-def redis_bus(tmp_path: Path) -> Iterator[RedisBus]:
-    """A :class:`RedisBus` on a redis-server of its own (skipped when it is not installed)."""
-    if shutil.which("redis-server") is None:
-        pytest.skip("redis-server is not installed")
-    from reuse.runtime.redis_bus import start_redis
-
-    broker = start_redis(tmp_path / "redis")
-    try:
-        yield broker.bus()
-    finally:
-        broker.stop()
 
 
 def test_redis_key_memory_is_bounded_by_retention(redis_bus: RedisBus) -> None:
