@@ -337,6 +337,12 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
     if k_safe and pol.engine != "inplace":
         raise SparkRuntimeError(f"--k-safe needs the shared query (--merge inplace), not "
                                 f"{pol.label}: a query per partial DAG cannot hold a replica")
+    if k_safe or replicate_min_users != 2:  # checked before any JVM starts, where we can
+        from reuse.blast import check_parameters
+
+        known = shards if shards is not None else _local_cores(master)
+        check_parameters(known if known is not None else k_safe + 1, k_safe,
+                         replicate_min_users)
     meter = CpuMeter()
     broker = None
     bus_obj: Any = None
@@ -403,6 +409,23 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
     finally:
         if broker is not None:
             broker.stop()
+
+
+def _local_cores(master: str) -> int | None:
+    """The shards the shared query gets by default on a ``local[N]`` master (``None``: not
+    known before the session starts).
+
+    >>> _local_cores("local[2]"), _local_cores("local"), _local_cores("spark://h:7077")
+    (2, 1, None)
+    """
+    import re
+
+    if master == "local":
+        return 1
+    m = re.fullmatch(r"local\[(\d+|\*)(,\d+)?\]", master)
+    if m is None:
+        return None
+    return os.cpu_count() or 1 if m.group(1) == "*" else int(m.group(1))
 
 
 def resume_run(root: str | os.PathLike[str], *, ui: bool = False,

@@ -208,3 +208,25 @@ def test_replicas_output_what_their_primaries_do_from_their_own_start() -> None:
     for c in copies(ledger, "twin-a.publish"):
         union |= Counter((r["q"], r["d"]) for r in seen[c])
     assert union == ref
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--k-safe", "2"], "K=2 needs K\\+1=3 distinct executors.*only 2"),
+    (["--k-safe", "1", "--merge", "partial"], "--k-safe needs the shared query"),
+    (["--k-safe", "1", "--replicate-min-users", "0"], "min users U must be an integer >= 1"),
+    (["--k-safe", "1", "--shards", "1"], "K=1 needs K\\+1=2 distinct executors.*only 1"),
+])
+def test_reuse_run_rejects_k_safety_it_cannot_place_before_spark_starts(
+        tmp_path: Any, capsys: Any, extra: list[str], message: str) -> None:
+    import re
+
+    from reuse.cli import main
+
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps({"ops": [{"op": "submit", "dag": "A"}]}))
+    out = tmp_path / "out.csv"
+    code = main(["run", "--dags", "tests/fixtures/figure1", "--trace", str(trace),
+                 "--out", str(out), "--root", str(tmp_path / "run"), *extra])
+    err = capsys.readouterr().err.strip()
+    assert code == 1 and len(err.splitlines()) == 1 and re.search(message, err), err
+    assert not out.exists() and not (tmp_path / "run").exists()
