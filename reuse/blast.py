@@ -71,7 +71,7 @@ from reuse.plan import PlanDelta
 from reuse.planner import StepRecord, replay, write_table
 from reuse.traces import Op
 
-__all__ = ["MODES", "Snapshot", "Placement", "check_parameters", "snapshot", "balance",
+__all__ = ["MODES", "Snapshot", "Placement", "check_parameters", "replicated", "snapshot", "balance",
            "default_placement", "reuse_placement", "ksafe_placement", "lost", "blast_radius",
            "BlastStep", "blast_step", "blast_trace", "BLAST_COLUMNS", "write_blast", "peaks"]
 
@@ -99,6 +99,16 @@ def check_parameters(executors: int, k: int, min_users: int) -> None:
     if k + 1 > executors:
         raise ReuseError(f"k-safety K={k} needs K+1={k + 1} distinct executors for each "
                          f"replicated task, but there are only {executors}")
+
+
+def replicated(users: Mapping[str, int], min_users: int) -> set[str]:
+    """The tasks k-safety replicates: those used by at least ``U`` submitted dataflows. One
+    rule for this model and for the live engine (:class:`reuse.runtime.inplace.InplaceRuntime`).
+
+    >>> sorted(replicated({"src": 3, "parse": 2, "sink": 1}, 2))
+    ['parse', 'src']
+    """
+    return {t for t, n in users.items() if n >= min_users}
 
 
 @dataclass(frozen=True)
@@ -203,9 +213,10 @@ def ksafe_placement(state: Snapshot, executors: int, k: int, min_users: int,
     base, uses = reuse_placement(state, executors)
     replicas = dict(base.replicas)
     load = base.loads()
+    chosen = replicated({t: len(u) for t, u in state.users.items()}, min_users)
     for tasks in state.running.values():
         for task in sorted(tasks):
-            if len(state.users[task]) < min_users:
+            if task not in chosen:
                 continue
             held = list(replicas[task])
             for _ in range(k):

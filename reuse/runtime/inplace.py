@@ -545,8 +545,9 @@ class InplaceRuntime:
             return []
         live = {t for t, d in self.deployment.tasks.items()
                 if d.end is None and d.replica_of is None}
-        wanted = {t for t, n in self.planner.users().items()
-                  if n >= self.min_users and t in live}
+        from reuse.blast import replicated
+
+        wanted = replicated(self.planner.users(), self.min_users) & live
         return self.deployment.replicate(wanted, self.k_safe, at)
 
     # --- upkeep ------------------------------------------------------------------------------------

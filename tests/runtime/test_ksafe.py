@@ -230,3 +230,25 @@ def test_reuse_run_rejects_k_safety_it_cannot_place_before_spark_starts(
     err = capsys.readouterr().err.strip()
     assert code == 1 and len(err.splitlines()) == 1 and re.search(message, err), err
     assert not out.exists() and not (tmp_path / "run").exists()
+
+
+def test_the_engine_replicates_what_the_blast_radius_model_counts() -> None:
+    """Over the RIoT SEQ trace the live deployment holds, after every step, exactly the
+    replicas the planner-level model charges k-safety with (``replicas_extra``), and always
+    keeps them apart from their primaries."""
+    from reuse.blast import blast_trace
+    from reuse.trace_registry import build_trace
+
+    trace = build_trace("riot", "seq")
+    model = blast_trace(trace.flows, trace.ops, executors=2, k=1, min_users=2)
+    pl, dep = ReusePlanner(), Deployment(2)
+    for n, (op, step) in enumerate(zip(trace.ops, model, strict=True)):
+        if op.op == "submit":
+            dep.deploy(pl.submit(trace.flows[op.dag]), 10 * n)
+        else:
+            dep.end(pl.remove(op.dag), 10 * n)
+        replicate(pl, dep, 1, 10 * n)
+        dep.claim(10 * n, 10 * n + 10)
+        dep.check()
+        assert sum(len(r) for r in dep.replicas().values()) == step.replicas_extra, op
+    assert max(s.replicas_extra for s in model) > 0
