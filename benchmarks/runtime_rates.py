@@ -154,7 +154,9 @@ def show(r: dict[str, Any], floor: dict[str, Any] | None) -> None:
         fl = f", floor {per_seq * r['rate']:.3f} ({r['cores'] / (per_seq * r['rate']):.1f}x)"
     print(f"  {r['mode']:>20} @ {r['rate']:>6g}/s: {r['cores']:.3f} cores{fl}, "
           f"p50 {r['p50_ms']} ms, p99 {r['p99_ms']} ms, backlog {r['backlog_start']} -> "
-          f"{r['backlog_end']}, {r['queries']} queries, sustained {r['sustained']}", flush=True)
+          f"{r['backlog_end']}, {r['queries']} queries, {r.get('running_tasks')} tasks"
+          + (f" + {r['replica_tasks']} replicas" if r.get("replica_tasks") else "")
+          + f", sustained {r['sustained']}", flush=True)
 
 
 def main() -> None:
