@@ -58,7 +58,9 @@ def spark_conf(master: str = DEFAULT_MASTER, *, ui: bool = False,
         "spark.pyspark.driver.python": sys.executable,
     }
     if master.startswith("spark://"):
-        conf["spark.executor.cores"] = "2"
+        # each worker's executor takes all its cores (the standalone default): one 2-core
+        # executor on `reuse cluster start`, one 1-core executor per worker with --workers 2
+        # --cores 1 (k-safety's anti-affinity)
         conf["spark.cores.max"] = "2"
         conf["spark.executor.memory"] = "2g"
     conf.update(extra or {})

@@ -31,7 +31,7 @@ from reuse.testing import riot_flows
 
 pytestmark = pytest.mark.spark
 
-TRIGGER = 1.0
+TRIGGER = 2.0  # the default: the target is in triggers
 REUSE = [sys.executable, "-m", "reuse"]
 
 
@@ -69,8 +69,14 @@ def _ops_enacted(root: Path) -> int:
 
 
 def _executors(worker_pid: int) -> list[psutil.Process]:
-    return [c for c in psutil.Process(worker_pid).children(recursive=True)
-            if "CoarseGrainedExecutorBackend" in " ".join(c.cmdline())]
+    out = []
+    for c in psutil.Process(worker_pid).children(recursive=True):
+        try:
+            if "CoarseGrainedExecutorBackend" in " ".join(c.cmdline()):
+                out.append(c)
+        except psutil.Error:  # a zombie or a process that just ended
+            continue
+    return out
 
 
 def test_replicas_on_two_workers_outlive_a_killed_executor(tmp_path: Path) -> None:
@@ -79,7 +85,7 @@ def test_replicas_on_two_workers_outlive_a_killed_executor(tmp_path: Path) -> No
     port, ui = _free_port(), _free_port()
     start = subprocess.run([*REUSE, "cluster", "start", "--dir", str(cdir), "--port", str(port),
                             "--ui-port", str(ui), "--workers", "2", "--cores", "1",
-                            "--memory", "2g"], capture_output=True, text=True, timeout=180)
+                            "--memory", "3g"], capture_output=True, text=True, timeout=180)
     killed: dict[str, Any] = {}
     run: subprocess.Popen[str] | None = None
     try:
@@ -88,7 +94,7 @@ def test_replicas_on_two_workers_outlive_a_killed_executor(tmp_path: Path) -> No
         assert {"worker", "worker2"} <= set(info["pids"])
         run = subprocess.Popen([*REUSE, "run", "--dags", str(dags), "--trace", str(trace),
                                 "--master", info["url"], "--cluster-dir", str(cdir),
-                                "--k-safe", "1", "--step-seconds", "6", "--rate", "20",
+                                "--k-safe", "1", "--step-seconds", "7", "--rate", "20",
                                 "--trigger-seconds", str(TRIGGER), "--warmup-seconds", "3",
                                 "--root", str(root), "--out", str(out)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -119,7 +125,7 @@ def test_replicas_on_two_workers_outlive_a_killed_executor(tmp_path: Path) -> No
     batches = [json.loads(ln) for ln in (root / "batches.jsonl").read_text().splitlines()]
     before = [b for b in batches if b["ms"] + 1000 * b["wall_s"] < killed["ms"]
               and len(b["shard_exec"]) == 2]
-    assert len(before) >= 10
+    assert len(before) >= 6
     assert all(len(set(b["shard_exec"].values())) == 2 for b in before), before[:3]
     execs = {e for b in before for e in b["shard_exec"].values()}
     assert any(e.endswith(f"@{killed['pid']}") for e in execs)
