@@ -90,7 +90,8 @@ def cell(mode: str, rate: float, args: argparse.Namespace) -> dict[str, Any]:
         rt: Any = InplaceRuntime(spark, root, mode=pol.mode.value, **common, **ksafe)
     else:
         rt = Runtime(spark, root, mode=pol.mode.value, merge=pol.merge.value,
-                     unmerge=pol.unmerge.value, **common)
+                     unmerge=pol.unmerge.value,
+                     sources=None if pol.sources is None else pol.sources.value, **common)
     out: dict[str, Any] = {"mode": mode, "rate": rate}
     try:
         rt.start_sources(sorted({f.task(s).type for f in flows for s in f.sources}))
