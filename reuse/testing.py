@@ -55,3 +55,12 @@ def riot_flows(*ids: str, data_dir: str | Path | None = None) -> dict[str, Any]:
     base = Path(data_dir) if data_dir is not None else ROOT / "data" / "riotbench"
     flows = {d["id"]: parse_dataflow(d) for d in build_dataflows(base)}
     return {i: flows[i] for i in ids} if ids else flows
+
+
+def ledger_task(task: Any, at: int) -> dict[str, Any]:
+    """A started task (:class:`reuse.runtime.planners.NewTask`) as the runtime's ledger holds
+    it, joined at ``at``: what the reference execution reads (tests that drive a deployment by
+    hand build their ledger with it)."""
+    return {"type": task.type, "config": task.config, "parents": list(task.parents),
+            "kind": task.kind, "topic": f"src:{task.stream}" if task.kind == "source"
+            else task.id, "start": at, "end": None}

@@ -138,7 +138,8 @@ def test_run_on_local_standalone_cluster(tmp_path: Path) -> None:
     try:
         assert start.returncode == 0, start.stderr
         url = json.loads(start.stdout)["url"]
-        for mode in ("reuse", "default"):  # the shared query, both planners
+        # Default here; Reuse on a cluster (two workers, k-safety) is test_ksafe_spark.py's
+        for mode in ("default",):
             run = subprocess.run([*reuse, "run", "--dags", str(dags), "--trace", str(trace),
                                   "--mode", mode, "--merge", "inplace", "--master", url,
                                   "--cluster-dir", str(cdir), "--step-seconds", "5",
@@ -151,7 +152,7 @@ def test_run_on_local_standalone_cluster(tmp_path: Path) -> None:
         stop = subprocess.run([*reuse, "cluster", "stop", "--dir", str(cdir)],
                               capture_output=True, text=True, timeout=120)
     assert json.loads(stop.stdout)["left"] == {}
-    for mode, tasks in (("reuse", [7, 8]), ("default", [7, 13])):
+    for mode, tasks in (("default", [7, 13]),):
         rows = list(csv.DictReader((tmp_path / f"cluster-{mode}.csv").open()))
         assert [int(r["running_tasks"]) for r in rows][:2] == tasks
         assert all(r["lost"] == "0" and r["duplicated"] == "0" for r in rows)

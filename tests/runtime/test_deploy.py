@@ -21,7 +21,7 @@ from reuse.runtime.execution import digest
 from reuse.runtime.planners import DefaultPlanner, Placement, Removal, ReusePlanner
 from reuse.runtime.policy import LIVE_MODES, Merge, Mode, Policy, Unmerge, live_policy
 from reuse.runtime.shard import run_shard
-from reuse.testing import riot_flows
+from reuse.testing import ledger_task, riot_flows
 
 
 def chain(dag: str, *types: str, src: str = "S") -> Any:
@@ -209,9 +209,7 @@ def test_shards_compute_what_the_reference_does(mode: str) -> None:
         p = pl.submit(flows[dag])
         dep.deploy(p, at)
         for t in p.start:
-            ledger_tasks[t.id] = {"type": t.type, "config": t.config, "parents": list(t.parents),
-                                  "kind": t.kind, "topic": f"src:{t.stream}" if t.kind ==
-                                  "source" else t.id, "start": at, "end": None}
+            ledger_tasks[t.id] = ledger_task(t, at)
         dags[p.instance] = {"dag": dag, "J": at, "R": None, "sinks": dict(p.sinks)}
 
     def remove(dag: str, at: int) -> None:

@@ -20,7 +20,7 @@ from reuse.runtime.accounting import copies, reference_records
 from reuse.runtime.deploy import REPLICA_MARK, Deployment, End, Move, Replicate
 from reuse.runtime.planners import DefaultPlanner, ReusePlanner
 from reuse.runtime.shard import run_shard, seed_replicas
-from reuse.testing import riot_flows
+from reuse.testing import ledger_task, riot_flows
 
 
 def chain(dag: str, *types: str, src: str = "S") -> Any:
@@ -171,9 +171,7 @@ def test_replicas_output_what_their_primaries_do_from_their_own_start() -> None:
         p = pl.submit(flows[dag])
         dep.deploy(p, at)
         for t in p.start:
-            tasks[t.id] = {"type": t.type, "config": t.config, "parents": list(t.parents),
-                           "kind": t.kind, "topic": f"src:{t.stream}" if t.kind == "source"
-                           else t.id, "start": at, "end": None}
+            tasks[t.id] = ledger_task(t, at)
         dags[p.instance] = {"dag": dag, "J": at, "R": None, "sinks": dict(p.sinks)}
         replicate(pl, dep, 1, at)
 
