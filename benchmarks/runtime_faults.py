@@ -129,9 +129,9 @@ def sink_gaps(root: Path, step: int) -> dict[str, float | None]:
     from reuse.runtime.measure import output_gaps
 
     ledger = json.loads((root / "ledger.json").read_text())
-    rows = [json.loads(ln)["row"] for ln in (root / "journal.jsonl").read_text().splitlines()
-            if '"kind":"row"' in ln.replace(" ", "")]
-    row = next(r for r in rows if int(r["step"]) == step)
+    from reuse.runtime.journal import load_journal
+
+    row = next(r for r in load_journal(root).rows if int(r["step"]) == step)
     lo, hi = float(row["t_start_ms"]), float(row["t_end_ms"])
     t0, rate = float(ledger["t0"]), float(ledger["rate"])
 

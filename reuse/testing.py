@@ -64,3 +64,22 @@ def ledger_task(task: Any, at: int) -> dict[str, Any]:
     return {"type": task.type, "config": task.config, "parents": list(task.parents),
             "kind": task.kind, "topic": f"src:{task.stream}" if task.kind == "source"
             else task.id, "start": at, "end": None}
+
+
+def journal_kinds(root: str | Path) -> list[str]:
+    """The record kinds of a live run's journal so far (``start``, ``op``, ``row``), for tests
+    that wait on a run in another process: no journal yet is none, a torn last line is
+    skipped."""
+    import json
+
+    try:
+        lines = (Path(root) / "journal.jsonl").read_text().splitlines()
+    except FileNotFoundError:
+        return []
+    out = []
+    for ln in lines:
+        try:
+            out.append(json.loads(ln)["kind"])
+        except ValueError:
+            pass
+    return out

@@ -127,9 +127,10 @@ def dag_outputs(root: str | os.PathLike[str], ledger: Mapping[str, Any], upto: i
 
 
 def account(root: str | os.PathLike[str], ledger: Mapping[str, Any], upto: int,
-            ) -> dict[str, dict[str, Any]]:
-    """Per submitted DAG: expected, observed, lost and duplicated outputs over its window."""
-    ref = reference_records(ledger, upto)
+            ref: Mapping[str, Counter[Key]] | None = None) -> dict[str, dict[str, Any]]:
+    """Per submitted DAG: expected, observed, lost and duplicated outputs over its window
+    (``ref``: :func:`reference_records` of the same ledger, when the caller has it)."""
+    ref = ref if ref is not None else reference_records(ledger, upto)
     seen = dag_outputs(root, ledger, upto)
     report: dict[str, dict[str, Any]] = {}
     for dag, info in ledger["dags"].items():

@@ -23,9 +23,6 @@ from typing import Any
 
 import psutil
 
-#: ``safe_name`` of :data:`reuse.runtime.deploy.REPLICA_MARK` (``@replica``): replica record dirs
-REPLICA_DIR = "_40replica"
-
 __all__ = ["CpuMeter", "SinkTail", "percentile"]
 
 
@@ -153,8 +150,12 @@ class SinkTail:
         """Record files not read before (each is read once; temporary files are skipped)."""
         if not self.dir.is_dir():
             return
+        from reuse.runtime.bus import safe_name
+        from reuse.runtime.deploy import REPLICA_MARK
+
+        replica_dir = safe_name(REPLICA_MARK)
         for sub in os.listdir(self.dir):
-            if REPLICA_DIR in sub:
+            if replica_dir in sub:
                 continue  # a replica's copies of outputs its running task also writes
             d = self.dir / sub
             for name in os.listdir(d):

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from reuse.dataflow import Dataflow
-from reuse.runtime.accounting import account, leaked_records, replica_account
+from reuse.runtime.accounting import account, leaked_records, reference_records, replica_account
 from reuse.runtime.journal import JOURNAL, JournalState, RunJournal
 from reuse.runtime.measure import CpuMeter, SinkTail, percentile
 from reuse.runtime.policy import LIVE_MODES, Policy
@@ -140,12 +140,14 @@ def run_trace(runtime: Any, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
     if check:
         if progress:
             progress("checking outputs against the reference execution ...")
-        acc = account(runtime.root, runtime.ledger(), upto)
+        ledger = runtime.ledger()
+        ref = reference_records(ledger, upto)  # the run's one reference execution
+        acc = account(runtime.root, ledger, upto, ref)
         for r in rows:
             r["lost"] = r["duplicated"] = 0
         # outputs of a task at or past its end cut (or before its start) belong to no DAG's
         # window, so the per-DAG accounting cannot see them: counted as duplicated
-        leaks = [s for seqs in leaked_records(runtime.root, runtime.ledger(), upto).values()
+        leaks = [s for seqs in leaked_records(runtime.root, ledger, upto).values()
                  for s in seqs]
         for a in acc.values():
             for key, seqs in (("lost", a["lost_seqs"]), ("duplicated", a["duplicated_seqs"])):
@@ -158,8 +160,8 @@ def run_trace(runtime: Any, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
         if leaks and progress:
             progress(f"{len(leaks)} outputs of tasks outside their windows (counted as "
                      "duplicated)")
-        if runtime.ledger().get("replicas"):
-            rep = replica_account(runtime.root, runtime.ledger(), upto)
+        if ledger.get("replicas"):
+            rep = replica_account(runtime.root, ledger, upto, ref)
             runtime.replica_report = rep
             from reuse.runtime.partial import write_json
 

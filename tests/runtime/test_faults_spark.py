@@ -23,7 +23,7 @@ import pytest
 from reuse.runtime.accounting import account, leaked_records
 from reuse.runtime.inplace import InplaceRuntime
 from reuse.runtime.measure import forked_python_workers
-from reuse.testing import ROOT, riot_flows
+from reuse.testing import ROOT, journal_kinds, riot_flows
 from reuse.workloads.riotbench import build_dataflows, write_dags
 
 pytestmark = pytest.mark.spark
@@ -70,20 +70,6 @@ def test_killed_python_worker_is_recovered(spark: Any, tmp_path: Path) -> None:
     assert leaked_records(tmp_path, ledger, LIMIT) == {}
 
 
-def _journal_kinds(root: Path) -> list[str]:
-    try:
-        lines = (root / "journal.jsonl").read_text().splitlines()
-    except FileNotFoundError:
-        return []
-    out = []
-    for ln in lines:
-        try:
-            out.append(json.loads(ln)["kind"])
-        except ValueError:
-            pass
-    return out
-
-
 def test_driver_killed_and_resumed(tmp_path: Path) -> None:
     """``reuse run`` (driver and its JVM) killed with SIGKILL in step 2; ``--resume`` finishes
     the trace from the journal and the checkpoint."""
@@ -105,7 +91,7 @@ def test_driver_killed_and_resumed(tmp_path: Path) -> None:
     try:
         deadline = time.time() + 240
         # one row written and step 2's operation enacted: kill in the middle of step 2
-        while _journal_kinds(root).count("op") < 2 or _journal_kinds(root).count("row") < 1:
+        while journal_kinds(root).count("op") < 2 or journal_kinds(root).count("row") < 1:
             assert proc.poll() is None, "the run ended before it could be killed"
             assert time.time() < deadline, "the run never reached step 2"
             time.sleep(0.1)

@@ -27,7 +27,7 @@ import pytest
 from reuse.dataflow import parse_dataflow
 from reuse.runtime.accounting import copies
 from reuse.runtime.measure import output_gaps
-from reuse.testing import riot_flows
+from reuse.testing import journal_kinds, riot_flows
 
 pytestmark = pytest.mark.spark
 
@@ -60,14 +60,6 @@ def _inputs(d: Path) -> tuple[Path, Path]:
     return dags, trace
 
 
-def _ops_enacted(root: Path) -> int:
-    try:
-        lines = (root / "journal.jsonl").read_text().splitlines()
-    except FileNotFoundError:
-        return 0
-    return sum('"kind":"op"' in ln.replace(" ", "") for ln in lines)
-
-
 def _executors(worker_pid: int) -> list[psutil.Process]:
     out = []
     for c in psutil.Process(worker_pid).children(recursive=True):
@@ -98,7 +90,7 @@ def test_replicas_on_two_workers_outlive_a_killed_executor(tmp_path: Path) -> No
                                 "--trigger-seconds", str(TRIGGER), "--warmup-seconds", "3",
                                 "--root", str(root), "--out", str(out)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        while _ops_enacted(root) < 4 and run.poll() is None:
+        while journal_kinds(root).count("op") < 4 and run.poll() is None:
             time.sleep(0.1)
         time.sleep(2.0)
         victims = _executors(info["pids"]["worker2"])
