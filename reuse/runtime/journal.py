@@ -5,8 +5,8 @@ per record, in three kinds:
 
 - ``start``: the run's parameters (the dataflows, the trace, the policy, rate, trigger, shards,
   ``t0``, the shared query's first ``seq``), written once the shared query has started;
-- ``op``: a step's operation, its cut (``J`` or ``R``) and the first ``seq`` emitted in its step
-  (``mark``), written under the engine's lock after the planner accepted it and before the
+- ``op``: a step's operation, its cut (``J`` or ``R``), the first ``seq`` emitted in its step
+  (``mark``) and the wall time the step began (``t_ms``), written under the engine's lock after the planner accepted it and before the
   deployment changes (write-ahead);
 - ``row``: a finished step's CSV row and the first ``seq`` emitted in it (``mark``, which
   charges lost or duplicated outputs to their step).
@@ -30,7 +30,7 @@ from typing import Any
 from reuse.errors import ReuseError, StateError
 from reuse.state import append_journal, read_journal
 
-__all__ = ["RunJournal", "JournalState", "load_journal"]
+__all__ = ["RunJournal", "JournalState", "load_journal", "step_started_ms"]
 
 JOURNAL = "journal.jsonl"
 
@@ -67,9 +67,13 @@ class RunJournal:
     def start(self, params: dict[str, Any]) -> None:
         append_journal(self.path, {"kind": "start", **params})
 
-    def op(self, step: int, op: str, dag: str, cut: int, mark: int) -> None:
-        append_journal(self.path, {"kind": "op", "step": step, "op": op, "dag": dag,
-                                   "cut": cut, "mark": mark})
+    def op(self, step: int, op: str, dag: str, cut: int, mark: int,
+           t_ms: int | None = None) -> None:
+        rec: dict[str, Any] = {"kind": "op", "step": step, "op": op, "dag": dag, "cut": cut,
+                               "mark": mark}
+        if t_ms is not None:
+            rec["t_ms"] = t_ms
+        append_journal(self.path, rec)
 
     def row(self, row: dict[str, Any], mark: int) -> None:
         append_journal(self.path, {"kind": "row", "mark": mark, "row": row})
@@ -112,3 +116,27 @@ def load_journal(root: str | Path) -> JournalState:
     if steps != list(range(1, len(steps) + 1)):
         raise StateError(f"operations are not steps 1..{len(steps)} in order", file=str(path))
     return st
+
+
+def step_started_ms(state: JournalState, step: int, default: int) -> int:
+    """When ``step`` began in the run that wrote the journal: its ``op`` record's ``t_ms``,
+    else (journals written before it was recorded) the end of the step before, else
+    ``default``.
+
+    Examples
+    --------
+    >>> st = JournalState({"t0": 0}, ops=[{"step": 1}, {"step": 2, "t_ms": 9000}],
+    ...                   rows=[{"step": 1, "t_end_ms": 8000}])
+    >>> step_started_ms(st, 2, 0), step_started_ms(st, 1, 5)
+    (9000, 5)
+    >>> st.ops[1].pop("t_ms"); step_started_ms(st, 2, 0)
+    9000
+    8000
+    """
+    for o in state.ops:
+        if int(o["step"]) == step and o.get("t_ms") is not None:
+            return int(o["t_ms"])
+    for r in state.rows:
+        if int(r["step"]) == step - 1 and r.get("t_end_ms"):
+            return int(r["t_end_ms"])
+    return default

@@ -33,7 +33,7 @@ from typing import Any
 
 from reuse.dataflow import Dataflow
 from reuse.runtime.accounting import account, leaked_records, reference_records, replica_account
-from reuse.runtime.journal import JOURNAL, JournalState, RunJournal
+from reuse.runtime.journal import JOURNAL, JournalState, RunJournal, step_started_ms
 from reuse.runtime.measure import CpuMeter, SinkTail, percentile
 from reuse.runtime.policy import LIVE_MODES, Policy
 from reuse.runtime.runtime import Runtime
@@ -110,6 +110,10 @@ def run_trace(runtime: Any, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
             row = _measure_step(runtime, meter, tail, step_seconds, int(pending["step"]),
                                 pending["op"], pending["dag"], {"J": pending["cut"]},
                                 time.time(), runtime.bound(), 0.0, died=1)
+            # the step began when the dead driver started it: its output pause counts from
+            # there (its cores are measured from the resume)
+            row["t_start_ms"] = step_started_ms(resumed, int(pending["step"]),
+                                                row["t_start_ms"])
             _finish_step(row, int(pending["mark"]), rows, seq_marks, journal, progress,
                          label, len(ops), t_run)
         for step, op in enumerate(ops, start=1):
@@ -118,8 +122,8 @@ def run_trace(runtime: Any, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
             t0 = time.time()
             b0 = runtime.bound()
             if journal is not None:
-                runtime.on_op = (lambda o, d, c, _s=step, _m=b0 + 1:
-                                 journal.op(_s, o, d, c, _m))
+                runtime.on_op = (lambda o, d, c, _s=step, _m=b0 + 1, _t=t0:
+                                 journal.op(_s, o, d, c, _m, t_ms=round(_t * 1000)))
             info = (runtime.submit(flows[op.dag]) if op.op == "submit"
                     else runtime.remove(op.dag))
             if defrag_every and step % defrag_every == 0:
@@ -244,10 +248,11 @@ def _finish_step(row: dict[str, Any], mark: int, rows: list[dict[str, Any]],
 
 
 def _output_gaps(rows: list[dict[str, Any]], root: Path) -> None:
-    """``gap_s`` of each step: the longest time between two consecutive batch completions of
-    the shared query (``batches.jsonl``) ending in the step, the time since the last one for a
-    step with none. Sinks output in every batch that has events, so this is the longest
-    output pause a failure (or anything else) caused. The query-per-DAG engines keep no such
+    """``gap_s`` of each step: :func:`longest_pause` over the shared query's batch completions
+    (``batches.jsonl``), counted from the first step's start before the first output. Sinks
+    output in every batch that has events, so this is the longest output
+    pause a failure (or anything else) caused. A resumed run's step starts when the dead
+    driver started it, so the time it was dead counts. The query-per-DAG engines keep no such
     log: ``None``."""
     path = Path(root) / "batches.jsonl"
     if not path.exists():
@@ -259,21 +264,36 @@ def _output_gaps(rows: list[dict[str, Any]], root: Path) -> None:
         except ValueError:
             continue  # a line torn by a killed driver
         ends.append(float(b["ms"]) + 1000 * float(b["wall_s"]))
-    ends.sort()
+    starts = [float(r["t_start_ms"]) for r in rows if r.get("t_start_ms")]
+    origin = min(starts) if starts else None
     for r in rows:
         lo, hi = float(r.get("t_start_ms") or 0), float(r.get("t_end_ms") or 0)
-        if not hi:
-            continue
-        i, j = bisect.bisect_left(ends, lo), bisect.bisect_right(ends, hi)
-        last = ends[i - 1] if i else None  # the last completion before the step
-        gap = 0.0
-        for e in ends[i:j]:
-            if last is not None:
-                gap = max(gap, e - last)
-            last = e
-        if i == j and last is not None:  # none in the step: the pause lasts all of it
-            gap = hi - last
-        r["gap_s"] = round(gap / 1000, 3)
+        if hi and origin is not None:
+            r["gap_s"] = round(longest_pause(ends, lo, hi, origin) / 1000, 3)
+
+
+def longest_pause(ends: Sequence[float], lo: float, hi: float, origin: float) -> float:
+    """The longest pause between output times ``ends`` (any order) that ends in ``[lo, hi]``:
+    from one output (or ``origin``, before the first) to the next; with no output in
+    ``[lo, hi]``, the pause that lasts all of it, from the last output before ``lo`` to ``hi``.
+
+    Examples
+    --------
+    >>> longest_pause([1.0, 2.0, 5.0, 6.0], 3.0, 7.0, 0.0)  # 2 -> 5 ends in [3, 7]
+    3.0
+    >>> longest_pause([], 3.0, 7.0, 0.0)  # no output yet: since the origin
+    7.0
+    >>> longest_pause([1.0, 9.0], 3.0, 7.0, 0.0)  # none in the step: from the one before
+    6.0
+    """
+    ordered = sorted(ends)
+    i, j = bisect.bisect_left(ordered, lo), bisect.bisect_right(ordered, hi)
+    last = ordered[i - 1] if i else origin
+    gap = 0.0
+    for e in ordered[i:j]:
+        gap = max(gap, e - last)
+        last = e
+    return gap if j > i else hi - last
 
 
 def _r(x: float | None) -> float | None:

@@ -70,9 +70,24 @@ def test_killed_python_worker_is_recovered(spark: Any, tmp_path: Path) -> None:
     assert leaked_records(tmp_path, ledger, LIMIT) == {}
 
 
+def _outputs_done(root: Path) -> bool:
+    """Some batch with events has completed (``batches.jsonl``)."""
+    try:
+        lines = (root / "batches.jsonl").read_text().splitlines()
+    except FileNotFoundError:
+        return False
+    for line in lines:
+        try:
+            if json.loads(line)["events"] > 0:
+                return True
+        except ValueError:  # a line being written
+            continue
+    return False
+
+
 def test_driver_killed_and_resumed(tmp_path: Path) -> None:
-    """``reuse run`` (driver and its JVM) killed with SIGKILL in step 2; ``--resume`` finishes
-    the trace from the journal and the checkpoint."""
+    """``reuse run`` (driver and its JVM) killed with SIGKILL in step 2 or later, once outputs
+    flow; ``--resume`` finishes the trace from the journal and the checkpoint."""
     dags = tmp_path / "dags"
     write_dags([d for d in build_dataflows(ROOT / "data" / "riotbench")
                 if d["id"] in ("etl-sys", "etl-annotate-sys", "stats-sys")], dags)
@@ -90,12 +105,12 @@ def test_driver_killed_and_resumed(tmp_path: Path) -> None:
                             start_new_session=True)
     try:
         deadline = time.time() + 240
-        # one row written and step 2's operation enacted: kill in the middle of step 2
-        while journal_kinds(root).count("op") < 2 or journal_kinds(root).count("row") < 1:
+        # step 2's operation enacted and some output done (the first batch of a cold JVM can
+        # take longer than a step): kill while outputs flow, so the pause has a start
+        while journal_kinds(root).count("op") < 2 or not _outputs_done(root):
             assert proc.poll() is None, "the run ended before it could be killed"
-            assert time.time() < deadline, "the run never reached step 2"
+            assert time.time() < deadline, "the run never reached step 2 with outputs"
             time.sleep(0.1)
-        time.sleep(1.5)
         group = [proc.pid] + [c.pid for c in psutil.Process(proc.pid).children(recursive=True)]
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
@@ -107,6 +122,7 @@ def test_driver_killed_and_resumed(tmp_path: Path) -> None:
               for p in group) and time.time() < deadline:
         time.sleep(0.2)
     assert not (tmp_path / "first.csv").exists()
+    died = journal_kinds(root).count("op")  # the step the driver died in
     time.sleep(3)  # the trace goes on in wall time while nobody runs it
     out = tmp_path / "resumed.csv"
     res = subprocess.run([*reuse, "run", "--resume", str(root), "--out", str(out)],
@@ -115,11 +131,11 @@ def test_driver_killed_and_resumed(tmp_path: Path) -> None:
     rows = list(csv.DictReader(out.open()))
     assert [(r["op"], r["dag"]) for r in rows] == ops
     assert all(r["lost"] == "0" and r["duplicated"] == "0" for r in rows)
-    assert [int(r["failures"]) for r in rows] == [0, 1, 0, 0]
+    assert [int(r["failures"]) for r in rows] == [int(s == died) for s in range(1, len(ops) + 1)]
     # the output pause covers the time the driver was dead (>= the 3 s above, plus a JVM's
-    # start): it begins in step 2 and may last into step 3; by step 4 batches run normally
+    # start): it begins in the step it died in and may last into the next
     gaps = [float(r["gap_s"]) for r in rows]
-    assert max(gaps[1:3]) >= 3.0 and gaps[3] < 5.0, gaps
+    assert max(gaps[died - 1:died + 1]) >= 3.0, gaps
     assert sum(int(r["events_out"]) for r in rows[1:]) > 0
     # a fresh run refuses a directory that holds one
     again = subprocess.run([*reuse, "run", "--dags", str(dags), "--trace", str(trace),
