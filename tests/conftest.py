@@ -1,17 +1,33 @@
-"""Shared fixtures: paths to the project's test data."""
+"""Shared fixtures: paths to the project's test data; the Hypothesis profiles.
+
+Hypothesis runs under one of two profiles, loaded here before any test module builds its
+``@settings`` (which inherit what they do not set): ``ci`` when ``$CI`` is set or
+``REUSE_HYPOTHESIS_PROFILE=ci``, else ``dev``. Neither has a deadline: on a shared two-core
+machine (Spark tests running beside) an example's wall time says nothing about the code, so a
+deadline would fail tests by timing. ``ci`` is also derandomized (the same examples every run,
+no example database) and prints the blob that reproduces a failure.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from reuse.dataflow import Dataflow, load_dataflows
 from reuse.equivalence import AncestorGraph, tasks_equivalent_literal
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+settings.register_profile("dev", deadline=None)
+settings.register_profile("ci", deadline=None, derandomize=True, database=None,
+                          print_blob=True, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("ci" if "CI" in os.environ
+                      or os.environ.get("REUSE_HYPOTHESIS_PROFILE") == "ci" else "dev")
 
 
 @pytest.fixture

@@ -16,19 +16,22 @@ batches ran over which ``seq``) and in the task states saved after each batch. A
 replays the ``op`` records into a fresh planner and deployment at their recorded cuts (the
 planners hand out the same runtime ids for the same operations), restarts the shared query from
 its checkpoint, and carries on with the trace. A torn last line (the driver died while writing
-it) is dropped: that operation never took effect.
+it) is dropped: that operation never took effect. The resumed run's journal drops it from the
+file before appending, or its first record would be glued to the torn one (a damaged line that
+stops the next resume).
 
 Nothing here imports Spark.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from reuse.errors import ReuseError, StateError
-from reuse.state import append_journal, read_journal
+from reuse.state import _atomic_write, append_journal, read_journal
 
 __all__ = ["RunJournal", "JournalState", "load_journal", "step_started_ms"]
 
@@ -59,10 +62,18 @@ class JournalState:
 
 
 class RunJournal:
-    """Appends a run's records to ``<root>/journal.jsonl`` (each fsynced before it returns)."""
+    """Appends a run's records to ``<root>/journal.jsonl`` (each fsynced before it returns).
+
+    A journal whose last line is unterminated (a resumed run's) is first rewritten as the
+    records :func:`load_journal` read from it, so every record appended starts a line.
+    """
 
     def __init__(self, root: str | Path) -> None:
         self.path = Path(root) / JOURNAL
+        if self.path.exists() and not self.path.read_bytes().endswith(b"\n"):
+            records, _ = read_journal(self.path, key=None)
+            _atomic_write(self.path, "".join(json.dumps(r, separators=(",", ":")) + "\n"
+                                             for r in records))
 
     def start(self, params: dict[str, Any]) -> None:
         append_journal(self.path, {"kind": "start", **params})
