@@ -1,8 +1,8 @@
 """RIoTBench task semantics: the effect of each choice, measured on the sample streams.
 
 Runs the workload's task configs (``reuse.workloads.riotbench.source_configs``) over the SYS, TAXI
-and FIT sample files, once per choice, and prints one table per item of the README section
-"RIoTBench task semantics":
+and FIT sample files, once per choice, and prints one table per item of ``docs/task-semantics.md``
+("RIoTBench task semantics"):
 
 1. keying: outputs and series of every keyed stateful task, per field vs per (sensor, field);
 2. Bloom filter: pass fraction when trained on every line vs on the even lines only;

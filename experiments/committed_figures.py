@@ -6,9 +6,9 @@ Everything here is the planner (no Spark): Figures 2 and 4 for the six workload/
 (SEQ, RW1, RW2 with the registry's default seeds), Figure 4 both ways, and the random walks over
 ``--seeds`` seeds (bands, distributions, where the paper's walk and ours sit, the median-walk
 seed), and the bills of fair cost sharing (``reuse.billing``, unit costs, Shapley and
-lifetime rules). ``summary.md`` names the command and parameters of each figure. The README's results
-section shows these files; re-run this script after a change that moves them. Figure 3 (live)
-is not made here: it needs Spark runs (``notebooks/live.ipynb``).
+lifetime rules). ``summary.md`` names the command and parameters of each figure. The README and
+``docs/results.md`` show these files; re-run this script after a change that moves them.
+Figure 3 (live) is not made here: it needs Spark runs (``notebooks/live.ipynb``).
 """
 
 from __future__ import annotations
