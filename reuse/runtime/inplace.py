@@ -65,6 +65,7 @@ from reuse.runtime.execution import emitted_bound, next_offset
 from reuse.runtime.partial import BatchStates, write_json
 from reuse.runtime.planners import Planner, make_planner
 from reuse.runtime.policy import Policy
+from reuse.runtime.recovery import Failures, start_with_retries
 from reuse.runtime.shard import seed_replicas
 
 if TYPE_CHECKING:
@@ -362,8 +363,8 @@ class InplaceRuntime:
         #: called as ``on_op(op, dag, cut)`` under the lock once the planner accepted an
         #: operation and before the deployment changes (the run journal's write-ahead record)
         self.on_op: Callable[[str, str, int], None] | None = None
-        self.failures: list[dict[str, Any]] = []
-        self.max_restarts = 5  # failures in a row with no batch done in between
+        # restarts from the checkpoint, and when to give up (reuse.runtime.recovery)
+        self.failures = Failures()
         self._replaying = False
 
     def _weight(self, t: Any) -> float:
@@ -570,30 +571,12 @@ class InplaceRuntime:
 
     def _recover(self, error: str) -> None:
         """Start the failed shared query again from its checkpoint (the batch that failed is
-        re-run exactly once); give up with a one-line error after ``max_restarts`` failures
-        with no batch finished in between."""
+        re-run exactly once), as :mod:`reuse.runtime.recovery` decides."""
         batches = self.handler.batches if self.handler is not None else 0
-        streak = [f for f in self.failures if f["batches"] == batches]
-        if len(streak) >= self.max_restarts:
-            raise SparkRuntimeError(f"query failed {len(streak) + 1} times in a row: {error}",
-                                    task=QUERY)
-        event = {"event": "failure", "error": error, "batches": batches,
-                 "ms": time.time() * 1000}
-        self.failures.append(event)
-        self.log.append(event)
+        self.log.append(self.failures.record(QUERY, error, batches=batches))
         handler = self.handler
-        for attempt in range(1, self.max_restarts + 1):
-            try:  # starting a query runs Python too (the source's planning): it can fail
-                self._start_query()  # while the same fault is still going on
-                break
-            except Exception as exc:  # noqa: BLE001 - retried, then one line
-                if attempt == self.max_restarts:
-                    raise SparkRuntimeError(f"query could not be restarted after {attempt} "
-                                            f"tries: {str(exc).splitlines()[0][:200]}",
-                                            task=QUERY) from None
-                self.log.append({"event": "restart_failed", "error":
-                                 str(exc).splitlines()[0][:300], "ms": time.time() * 1000})
-                time.sleep(0.5 * attempt)
+        start_with_retries(self._start_query, query=QUERY,
+                           attempts=self.failures.max_restarts, log=self.log)
         if handler is not None and self.handler is not None:  # keep the run's counters
             self.handler.batches, self.handler.busy_s = handler.batches, handler.busy_s
             self.handler.processed = handler.processed

@@ -103,7 +103,7 @@ def run_trace(runtime: Any, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
     t_run = time.time()
     try:
         pending = resumed.pending if resumed is not None else None
-        if pending is not None:  # the step the driver died in: measured again from now
+        if resumed is not None and pending is not None:  # the step the driver died in: again
             if progress:
                 progress(f"[{label}] resumed at step {pending['step']}/{len(ops)} "
                          f"({pending['op']} {pending['dag']} was enacted at {pending['cut']})")

@@ -62,6 +62,7 @@ from reuse.runtime.frames import encode_frame
 from reuse.runtime.partial import PartialHandler, read_json, task_kind, write_json
 from reuse.runtime.planners import Planner, make_planner, private_stream, source_stream
 from reuse.runtime.policy import Merge, Mode, Policy, Unmerge
+from reuse.runtime.recovery import Failures, start_with_retries
 from reuse.runtime.retention import BusUpkeep
 
 if TYPE_CHECKING:
@@ -253,6 +254,8 @@ class Runtime:
              else int(max_events_per_trigger))
         self.limits = Limits(n, lag_high, lag_low) if n > 0 else Limits(None)
         self.upkeep = BusUpkeep(self.bus, self.root, retention_s=retention_s)
+        # restarts from checkpoints, and when to give up (reuse.runtime.recovery)
+        self.failures = Failures()
 
     # --- clock and cuts ------------------------------------------------------------------------
 
@@ -290,14 +293,16 @@ class Runtime:
         opts = {"streams": json.dumps(streams), "t0": str(self.t0), "rate": str(self.rate),
                 "start": str(start), "data_dir": self.data_dir,
                 "limit": str(self.limit if self.limit is not None else -1)}
-        df = self.spark.readStream.format("reusereplay").options(**opts).load()
-        q = self._start(df, handler, name)
+        q = self._start(self._replay_input(opts), handler, name)
         self.queries[name] = QueryInfo(name, "source", self._launch, [], q, handler,
-                                       time.time() * 1000,
+                                       time.time() * 1000, spec={"replay": opts},
                                        topics=tuple(f"src:{s}" for s, _ in streams), owner=owner)
         for stream, _ in streams:
             self.sources[stream] = name
         return name
+
+    def _replay_input(self, opts: dict[str, str]) -> DataFrame:
+        return self.spark.readStream.format("reusereplay").options(**opts).load()
 
     def start_sources(self, types: Iterable[str]) -> None:
         """Start the source streams of these source types now (shared by all DAGs of both
@@ -598,28 +603,53 @@ class Runtime:
                 "seconds": took}
 
     def restart(self, qname: str) -> None:
-        """Stop a partial query abruptly and start it again from its checkpoint, with a fresh
-        handler (as after a driver crash): Spark resumes from the committed offsets and the
-        handler from the task states saved beside them."""
+        """Stop a query abruptly and start it again from its checkpoint, with a fresh handler
+        (as after a driver crash): Spark resumes from the committed offsets, a partial query's
+        handler from the task states saved beside them, and a source query's re-run batch
+        republishes its frames under the same keys."""
         qi = self.queries[qname]
         qi.handle.stop()
-        handler = PartialHandler(qi.spec, str(self.root), self.bus.spec())
-        in_topics, offsets = qi.inputs
-        qi.handle = self._start(self._bus_input(qname, in_topics, offsets), handler, qname)
-        qi.handler = handler
+        self._restart(qi)
         self.log.append({"event": "restart", "query": qname, "ms": time.time() * 1000})
+
+    def _restart(self, qi: QueryInfo) -> None:
+        handler: Any
+        if qi.kind == "source":
+            handler = _SourceHandler(self.bus, qi.launch)
+            df = self._replay_input(qi.spec["replay"])
+        else:
+            handler = PartialHandler(qi.spec, str(self.root), self.bus.spec())
+            in_topics, offsets = qi.inputs
+            df = self._bus_input(qi.name, in_topics, offsets)
+        old = qi.handler
+        qi.handle = self._start(df, handler, qi.name)
+        qi.handler = handler
+        handler.batches, handler.busy_s = old.batches, getattr(old, "busy_s", 0.0)
+
+    def _recover(self, qi: QueryInfo, error: str) -> None:
+        """Start a failed query again from its checkpoint (its failed batch re-run exactly
+        once), as :mod:`reuse.runtime.recovery` decides; the paper's engine gave up instead."""
+        self.log.append(self.failures.record(qi.name, error, batches=qi.handler.batches))
+        try:
+            qi.handle.stop()
+        except Exception:  # noqa: BLE001 - it has failed already; stopping only cleans up
+            pass
+        start_with_retries(lambda: self._restart(qi), query=qi.name,
+                           attempts=self.failures.max_restarts, log=self.log)
+        self.log.append({"event": "restart", "query": qi.name, "ms": time.time() * 1000})
 
     # --- upkeep --------------------------------------------------------------------------------
 
     def poll(self) -> None:
-        """Stop drained queries, stop publishing topics nobody still reads, surface failures."""
+        """Stop drained queries, stop publishing topics nobody still reads, restart failed
+        queries from their checkpoints."""
         for qi in list(self.queries.values()):
             if qi.status == "stopped":
                 continue
             exc = qi.handle.exception() if qi.handle is not None else None
             if exc is not None:
-                raise SparkRuntimeError(f"query failed: {str(exc).splitlines()[0][:300]}",
-                                        task=qi.name)
+                self._recover(qi, str(exc).splitlines()[0][:300])
+                continue
             if qi.kind == "source" and qi.status == "draining":
                 if not self._topics_read(qi.topics):
                     self._stop(qi)

@@ -1,6 +1,6 @@
 """Failures on real Spark: a Python worker and the driver killed by PID (``kill -9``).
 
-The shared-query engine must notice a failed query and restart it from its checkpoint, and a
+Both engines must notice a failed query and restart it from its checkpoint, and a
 run whose ``reuse run`` process (with its JVM) was killed must finish with ``--resume``; both
 end with every sink's outputs equal to the reference execution's (lost = duplicated = 0).
 """
@@ -23,6 +23,7 @@ import pytest
 from reuse.runtime.accounting import account, leaked_records
 from reuse.runtime.inplace import InplaceRuntime
 from reuse.runtime.measure import forked_python_workers
+from reuse.runtime.runtime import Runtime
 from reuse.testing import ROOT, journal_kinds, riot_flows
 from reuse.workloads.riotbench import build_dataflows, write_dags
 
@@ -62,6 +63,44 @@ def test_killed_python_worker_is_recovered(spark: Any, tmp_path: Path) -> None:
         rt.close()
     assert killed, "no Python worker was found to kill"
     assert rt.failures, "killing workers mid-batch never failed the query"
+    events = [e["event"] for e in ledger["log"]]
+    assert "failure" in events and "restart" in events
+    acc = account(tmp_path, ledger, LIMIT)
+    for dag, a in acc.items():
+        assert a["expected"] > 0 and (a["lost"], a["duplicated"]) == (0, 0), (dag, a)
+    assert leaked_records(tmp_path, ledger, LIMIT) == {}
+
+
+def test_killed_python_worker_is_recovered_query_per_dag(spark: Any, tmp_path: Path) -> None:
+    """The paper's engine (a query per partial DAG; here Default, with a source query of each
+    dataflow's own) restarts whichever query failed from its checkpoint, source or partial,
+    instead of giving up: outputs stay exact. Reuse's partial queries restart by the same
+    code."""
+    flows = riot_flows("stats-sys", "clean-sys")
+    rt = Runtime(spark, tmp_path, mode="default", rate=RATE, trigger_s=1.0, limit=LIMIT,
+                 t0_ms=int(time.time() * 1000) + 500)
+    try:
+        rt.start_sources(["SYS"])
+        rt.submit(flows["stats-sys"], at=60)
+        rt.submit(flows["clean-sys"], at=100)
+        while rt.bound() < 160:
+            rt.poll()
+            time.sleep(0.05)
+        deadline = time.time() + 60
+        while not rt.failures and time.time() < deadline and rt.bound() < LIMIT - 1:
+            if any(qi.handler.in_batch for qi in rt.queries.values()):
+                for pid in forked_python_workers():
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+            rt.poll()
+            time.sleep(0.01)
+        assert rt.failures, "killing workers mid-batch never failed a query"
+        rt.wait_processed(LIMIT - 1, timeout_s=120)
+        ledger = rt.ledger()
+    finally:
+        rt.close()
     events = [e["event"] for e in ledger["log"]]
     assert "failure" in events and "restart" in events
     acc = account(tmp_path, ledger, LIMIT)
