@@ -20,10 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from reuse.dataflow import Dataflow, Task  # noqa: E402
-from reuse.equivalence import dedup  # noqa: E402
-from reuse.manager import Manager  # noqa: E402
-from reuse.reference import ReferenceManager  # noqa: E402
+from reuse.core.dataflow import Dataflow, Task  # noqa: E402
+from reuse.core.equivalence import dedup  # noqa: E402
+from reuse.core.manager import Manager  # noqa: E402
+from reuse.core.reference import ReferenceManager  # noqa: E402
 
 TYPES = ["Parse", "Filter", "Kalman", "Average", "Regress", "Count", "Annotate", "Join"]
 

@@ -12,7 +12,8 @@ import argparse
 import sys
 import time
 
-from reuse.placement.evaluation import SCALES, format_report, run_grid, save_evaluation
+from reuse.figures.placement import save_evaluation
+from reuse.placement.evaluation import SCALES, format_report, run_grid
 
 
 def main() -> None:

@@ -50,7 +50,7 @@ REUSE = [sys.executable, "-m", "reuse"]
 
 def write_inputs(workload: str, d: Path) -> tuple[Path, Path, int]:
     """The workload's dataflows and its SEQ trace as files; the trace's peak step."""
-    from reuse.trace_registry import build_trace
+    from reuse.workloads.trace_registry import build_trace
 
     trace = build_trace(workload, "seq")
     dags = d / "dags"

@@ -69,12 +69,12 @@ def split_mode(mode: str) -> tuple[str, dict[str, int]]:
 def cell(mode: str, rate: float, args: argparse.Namespace) -> dict[str, Any]:
     from runtime_seq_peak import workload
 
+    from reuse.core.traces import seq_trace
     from reuse.runtime.inplace import InplaceRuntime
     from reuse.runtime.measure import CpuMeter, SinkTail, percentile
     from reuse.runtime.policy import live_policy
     from reuse.runtime.runtime import Runtime
     from reuse.runtime.session import get_session, stop_session
-    from reuse.traces import seq_trace
 
     flows = workload(args.workload, args.n)
     base, ksafe = split_mode(mode)

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def workload(name: str, n: int | None, only_source: str | None = None) -> list[Any]:
-    from reuse.dataflow import parse_dataflow
+    from reuse.core.dataflow import parse_dataflow
 
     if name == "riot":
         from reuse.workloads.riotbench import build_dataflows
@@ -78,10 +78,10 @@ def window(rt: Any, meter: Any, tail: Any, seconds: float) -> dict[str, Any]:
 
 
 def run_mode(mode: str, flows: list[Any], args: argparse.Namespace) -> dict[str, Any]:
+    from reuse.core.traces import seq_trace
     from reuse.runtime.measure import CpuMeter, SinkTail
     from reuse.runtime.runtime import Runtime
     from reuse.runtime.session import get_session, stop_session
-    from reuse.traces import seq_trace
 
     order = [op.dag for op in seq_trace([f.id for f in flows], seed=args.seed)
              if op.op == "submit"]
@@ -166,7 +166,7 @@ def main() -> None:
     ap.add_argument("--only-mode", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--order", default="default,reuse", help="modes, in run order")
     args = ap.parse_args()
-    from reuse.manager import Manager
+    from reuse.core.manager import Manager
 
     flows = workload(args.workload, args.n, args.source)
     if args.only_mode:  # child process: one mode in a fresh JVM, result as the last line

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def flows_and_trace(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
-    from reuse.trace_registry import build_trace
+    from reuse.workloads.trace_registry import build_trace
 
     trace = build_trace(args.workload, args.kind, subset=args.n or None, subset_seed=args.seed,
                         walk=args.walk)
@@ -98,7 +98,7 @@ def main() -> None:
     if args.only_mode:
         print("RESULT " + json.dumps(run_mode(args.only_mode, args)), flush=True)
         return
-    from reuse.planner import replay
+    from reuse.core.planner import replay
 
     by_id, ops = flows_and_trace(args)
     plan = replay(by_id, ops)

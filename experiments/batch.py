@@ -1,6 +1,6 @@
 """The batch driver: ``python experiments/batch.py [--set default|full|tiny] [--results DIR]``.
 
-Runs every notebook of a parameter set through papermill (see :mod:`reuse.batch`).
+Runs every notebook of a parameter set through papermill (see :mod:`reuse.figures.batch`).
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import argparse
 import logging
 import sys
 
-from reuse.batch import run_batch
-from reuse.errors import ReuseError
+from reuse.core.errors import ReuseError
+from reuse.figures.batch import run_batch
 
 
 def main(argv: list[str] | None = None) -> int:

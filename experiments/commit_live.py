@@ -6,7 +6,7 @@ The runs themselves come from ``./scripts/reproduce.sh protocol`` (parameter set
 ``experiments/params/protocol.yaml``: both SEQ traces, every DAG, 10 events/s, 15 s steps,
 Default and Reuse on the shared query), which writes per-mode CSVs and the notebooks' summary
 to ``results/protocol/figures``. This script copies the CSVs (small) into ``docs/live/``,
-redraws Figure 3 from them with the library's plot (``reuse.figures.plot_cores``), and writes
+redraws Figure 3 from them with the library's plot (``reuse.figures.traces.plot_cores``), and writes
 ``docs/live/summary.md``: the command, the parameters, the time each notebook took (from the
 batch log's ``done in N s`` lines) and the summary table beside the paper's figures.
 """
@@ -27,8 +27,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import yaml  # noqa: E402
 
-from reuse.batch import ROOT, markdown_table  # noqa: E402
-from reuse.figures import plot_cores  # noqa: E402
+from reuse.figures.batch import ROOT, markdown_table  # noqa: E402
+from reuse.figures.traces import plot_cores  # noqa: E402
 
 DPI = 80
 

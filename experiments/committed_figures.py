@@ -5,7 +5,7 @@
 Everything here is the planner (no Spark): Figures 2 and 4 for the six workload/trace pairs
 (SEQ, RW1, RW2 with the registry's default seeds), Figure 4 both ways, and the random walks over
 ``--seeds`` seeds (bands, distributions, where the paper's walk and ours sit, the median-walk
-seed), and the bills of fair cost sharing (``reuse.billing``, unit costs, Shapley and
+seed), and the bills of fair cost sharing (``reuse.analysis.billing``, unit costs, Shapley and
 lifetime rules). ``summary.md`` names the command and parameters of each figure. The README and
 ``docs/results.md`` show these files; re-run this script after a change that moves them.
 Figure 3 (live) is not made here: it needs Spark runs (``notebooks/live.ipynb``).
@@ -25,13 +25,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from reuse.batch import ROOT, markdown_table  # noqa: E402
-from reuse.billing_figures import billing_figures  # noqa: E402
-from reuse.figure4 import replay_users  # noqa: E402
-from reuse.figures import PlannerRun, plot_reuse_histogram, plot_running_tasks, summary_row  # noqa: E402
-from reuse.figures_seeds import figure4_figures, plot_figure4_both, seeds_figures  # noqa: E402
-from reuse.trace_registry import TRACE_SEEDS, build_trace  # noqa: E402
-from reuse.walks import median_walk_seed, walk_stats  # noqa: E402
+from reuse.figures.batch import ROOT, markdown_table  # noqa: E402
+from reuse.figures.billing import billing_figures  # noqa: E402
+from reuse.analysis.figure4 import replay_users  # noqa: E402
+from reuse.figures.traces import PlannerRun, plot_reuse_histogram, plot_running_tasks, summary_row  # noqa: E402
+from reuse.figures.seeds import figure4_figures, plot_figure4_both, seeds_figures  # noqa: E402
+from reuse.workloads.trace_registry import TRACE_SEEDS, build_trace  # noqa: E402
+from reuse.analysis.walks import median_walk_seed, walk_stats  # noqa: E402
 from reuse.workloads.registry import load_workload  # noqa: E402
 
 TRACES = ("seq", "rw1", "rw2")
@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         "# Committed planner-level figures\n",
         f"Made by `{command}` (from the repo root, commit {commit}); every file in this folder "
         "comes from that one command. Planner level: the manager replays each trace, no Spark. "
-        f"Traces from `reuse.trace_registry.build_trace`: SEQ seed {TRACE_SEEDS['seq']}, RW1 seed "
+        f"Traces from `reuse.workloads.trace_registry.build_trace`: SEQ seed {TRACE_SEEDS['seq']}, RW1 seed "
         f"{TRACE_SEEDS['rw1']}, RW2 seed {TRACE_SEEDS['rw2']}; random walks populate 20 of 35 "
         "(OPMW) or 15 of 21 (RIoT) DAGs, then 100 random steps, then drain. OPMW is the seeded 35 "
         "of the WINGS corpus.\n",
@@ -152,10 +152,10 @@ def main(argv: list[str] | None = None) -> int:
         table(pd.concat(seeds, ignore_index=True)[seed_cols]),
         "\nWhere the paper's walks and ours sit (`_pct`: percentile among the seeds):\n",
         table(pd.concat(position, ignore_index=True)),
-        "\nThe median-walk seed (`reuse.walks.median_walk_seed`, by mean Default running tasks):\n",
+        "\nThe median-walk seed (`reuse.analysis.walks.median_walk_seed`, by mean Default running tasks):\n",
         table(pd.DataFrame(median)),
         "\n## Fair cost sharing (unit costs)\n",
-        "Per workload, trace and rule (`reuse.billing_figures.summary_rows`): cost with reuse and "
+        "Per workload, trace and rule (`reuse.figures.billing.summary_rows`): cost with reuse and "
         "alone, the spread of the saving per dataflow, and how the saving splits between the "
         "early and late halves of the arrivals.\n",
         table(pd.concat(billing, ignore_index=True)),

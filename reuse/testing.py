@@ -49,7 +49,7 @@ def warm_up(session: SparkSession) -> None:
 
 def riot_flows(*ids: str, data_dir: str | Path | None = None) -> dict[str, Any]:
     """The named RIoTBench dataflows, parsed (all 21 when no id is given)."""
-    from reuse.dataflow import parse_dataflow
+    from reuse.core.dataflow import parse_dataflow
     from reuse.workloads.riotbench import build_dataflows
 
     base = Path(data_dir) if data_dir is not None else ROOT / "data" / "riotbench"

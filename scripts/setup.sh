@@ -49,9 +49,9 @@ export VENV_PY
 # 3. Data (third-party, never committed): each missing part of data/ is copied from
 # $REUSE_SHARED_DATA or ../shared/data when there, else downloaded from its upstream repository
 # at pinned commits ($REUSE_DATA_MIRROR overrides the base URL) and checked against the SHA-256
-# sums in reuse/datasets.tsv. See reuse/datasets.py; data/README.md records the provenance.
+# sums in reuse/workloads/datasets.tsv. See reuse/workloads/datasets.py; data/README.md records the provenance.
 if [ ! -d "$ROOT/data/opmw" ] || [ ! -d "$ROOT/data/riotbench" ]; then
-    (cd "$ROOT" && "$VENV_PY" -m reuse.datasets fetch --data "$ROOT/data")
+    (cd "$ROOT" && "$VENV_PY" -m reuse.workloads.datasets fetch --data "$ROOT/data")
 fi
 export SPARK_LOCAL_IP=127.0.0.1
 export PYSPARK_PYTHON="$VENV_PY"

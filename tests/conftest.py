@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from reuse.dataflow import Dataflow, load_dataflows
-from reuse.equivalence import AncestorGraph, tasks_equivalent_literal
+from reuse.core.dataflow import Dataflow, load_dataflows
+from reuse.core.equivalence import AncestorGraph, tasks_equivalent_literal
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -40,7 +40,7 @@ def count_literal_classes(flows: Sequence[Dataflow]) -> int:
     """How many distinct tasks all ``flows`` hold, by the paper's literal definition of ``<->``.
 
     Each task is compared with one representative of every class found so far using
-    :func:`reuse.equivalence.tasks_equivalent_literal` (config-similar and ancestor graphs
+    :func:`reuse.core.equivalence.tasks_equivalent_literal` (config-similar and ancestor graphs
     isomorphic by VF2), never the Merkle signatures the code under test uses. ``<->`` is an
     equivalence relation, so one representative per class is enough.
     """

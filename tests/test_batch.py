@@ -7,9 +7,9 @@ import csv
 import nbformat
 import pytest
 
-from reuse.batch import run_batch, write_summary
-from reuse.errors import ReuseError
-from reuse.figures import planner_figures
+from reuse.core.errors import ReuseError
+from reuse.figures.batch import run_batch, write_summary
+from reuse.figures.traces import planner_figures
 from reuse.workloads.registry import data_dir, load_workload
 
 pytestmark = pytest.mark.skipif(not (data_dir() / "riotbench").is_dir(),

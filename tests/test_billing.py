@@ -1,9 +1,9 @@
-"""Fair cost sharing (reuse.billing): the Shapley share against a brute-force Shapley value, and
+"""Fair cost sharing (reuse.analysis.billing): the Shapley share against a brute-force Shapley value, and
 the bill's properties (budget balance, core, symmetry, no-sharing) on small random workloads, for
 the Shapley rule and the lifetime rule.
 
 The brute force never looks at the billing code or the manager's users: a step's game is
-``v(S)`` = the summed weights of the distinct task signatures (:mod:`reuse.equivalence`) that
+``v(S)`` = the summed weights of the distinct task signatures (:mod:`reuse.core.equivalence`) that
 the dataflows of ``S`` need, and the Shapley value is the mean marginal cost over every order in
 which the present dataflows could arrive.
 """
@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reuse.billing import (
+from reuse.analysis.billing import (
     UNIT_COSTS,
     Charge,
     StepCosts,
@@ -33,10 +33,10 @@ from reuse.billing import (
     step_shares,
     tenancies,
 )
-from reuse.dataflow import Dataflow, Task
-from reuse.equivalence import dedup, signatures
-from reuse.errors import CostError
-from reuse.traces import Op
+from reuse.core.dataflow import Dataflow, Task
+from reuse.core.equivalence import dedup, signatures
+from reuse.core.errors import CostError
+from reuse.core.traces import Op
 
 EPS = 1e-9
 RULES = ("shapley", "lifetime")

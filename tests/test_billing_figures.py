@@ -9,11 +9,11 @@ matplotlib.use("Agg")
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from reuse.billing import TaskCosts  # noqa: E402
-from reuse.billing_figures import billing_figures, billing_run, summary_rows  # noqa: E402
-from reuse.planner import replay  # noqa: E402
-from reuse.trace_registry import build_trace  # noqa: E402
+from reuse.analysis.billing import TaskCosts  # noqa: E402
+from reuse.core.planner import replay  # noqa: E402
+from reuse.figures.billing import billing_figures, billing_run, summary_rows  # noqa: E402
 from reuse.workloads.registry import data_dir, load_workload  # noqa: E402
+from reuse.workloads.trace_registry import build_trace  # noqa: E402
 
 
 def test_summary_of_figure1_seq(figure1) -> None:

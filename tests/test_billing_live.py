@@ -1,4 +1,4 @@
-"""Bills from a live run (reuse.billing_live) against a brute-force Shapley value (issue 21).
+"""Bills from a live run (reuse.analysis.billing_live) against a brute-force Shapley value (issue 21).
 
 A live run directory is made by hand: ``ledger.json`` from the real planners, as the
 shared-query engine saves it, and ``batches.jsonl`` with each batch's per-task CPU. The costs
@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from reuse.billing import bills
-from reuse.billing_live import live_steps
-from reuse.dataflow import Dataflow, parse_dataflow
+from reuse.analysis.billing import bills
+from reuse.analysis.billing_live import live_steps
+from reuse.core.dataflow import Dataflow, parse_dataflow
 from reuse.runtime.planners import DefaultPlanner, Planner, ReusePlanner
 from reuse.testing import ledger_task
 

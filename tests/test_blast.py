@@ -1,4 +1,4 @@
-"""Blast radius (reuse.blast, reuse blast): small scenarios worked out by hand, the model's
+"""Blast radius (reuse.analysis.blast, reuse blast): small scenarios worked out by hand, the model's
 properties over the RIoT SEQ trace, and bad input as one clean line."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reuse.blast import (
+from reuse.analysis.blast import (
     BLAST_COLUMNS,
     Placement,
     blast_radius,
@@ -24,12 +24,12 @@ from reuse.blast import (
     snapshot,
 )
 from reuse.cli import main
-from reuse.dataflow import Dataflow, dump_dataflow, parse_dataflow
-from reuse.errors import ReuseError
-from reuse.manager import Manager
-from reuse.trace_registry import build_trace
-from reuse.traces import Op, dump_trace
+from reuse.core.dataflow import Dataflow, dump_dataflow, parse_dataflow
+from reuse.core.errors import ReuseError
+from reuse.core.manager import Manager
+from reuse.core.traces import Op, dump_trace
 from reuse.workloads.registry import data_dir, load_workload
+from reuse.workloads.trace_registry import build_trace
 
 FIX = Path(__file__).resolve().parent / "fixtures"
 

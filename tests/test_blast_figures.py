@@ -9,8 +9,8 @@ matplotlib.use("Agg")
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from reuse.blast import BLAST_COLUMNS  # noqa: E402
-from reuse.blast_figures import blast_figures, blast_frame, blast_run, summary_row  # noqa: E402
+from reuse.analysis.blast import BLAST_COLUMNS  # noqa: E402
+from reuse.figures.blast import blast_figures, blast_frame, blast_run, summary_row  # noqa: E402
 from reuse.workloads.registry import data_dir, load_workload  # noqa: E402
 
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from reuse.cli import main
-from reuse.dataflow import load_dataflows
-from reuse.trace_registry import build_trace
-from reuse.traces import dump_trace
+from reuse.core.dataflow import load_dataflows
+from reuse.core.traces import dump_trace
 from reuse.workloads.registry import data_dir
+from reuse.workloads.trace_registry import build_trace
 
 FIX = Path(__file__).resolve().parent / "fixtures"
 TRACE = str(FIX / "figure1-trace.json")

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from reuse.dataflow import canonical_config, load_dataflow, parse_dataflow
-from reuse.errors import DataflowError
+from reuse.core.dataflow import canonical_config, load_dataflow, parse_dataflow
+from reuse.core.errors import DataflowError
 
 
 def flow(tasks, streams, dag="d"):

@@ -1,4 +1,4 @@
-"""Set-up's data step (reuse.datasets) against a real ``file://`` mirror of the upstream layout.
+"""Set-up's data step (reuse.workloads.datasets) against a real ``file://`` mirror of the upstream layout.
 
 The real upstream (raw.githubusercontent.com) is not reachable from the test machine, so the
 mirror is built from the reference copy (``$REUSE_SHARED_DATA``, ``../shared/data`` or the
@@ -17,14 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from reuse.datasets import (
-    MANIFEST,
-    PARTS,
-    DataError,
-    install,
-    load_manifest,
-    verify,
-)
+from reuse.workloads.datasets import MANIFEST, PARTS, DataError, install, load_manifest, verify
 
 ROOT = Path(__file__).resolve().parent.parent
 ENTRIES = load_manifest()
@@ -69,7 +62,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items()
            if k not in ("REUSE_SHARED_DATA", "REUSE_DATA_MIRROR")}
     env["PYTHONPATH"] = str(ROOT)
-    return subprocess.run([sys.executable, "-m", "reuse.datasets", *args], cwd=ROOT, env=env,
+    return subprocess.run([sys.executable, "-m", "reuse.workloads.datasets", *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300)
 
 

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from reuse.dataflow import parse_dataflow
-from reuse.equivalence import (
+from reuse.core.dataflow import parse_dataflow
+from reuse.core.equivalence import (
     ancestor_graph,
     check_dedup,
     dedup,
@@ -11,7 +11,7 @@ from reuse.equivalence import (
     signatures,
     tasks_equivalent_literal,
 )
-from reuse.errors import DataflowError
+from reuse.core.errors import DataflowError
 
 
 def flow(dag, tasks, streams):

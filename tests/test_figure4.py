@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reuse.dataflow import Dataflow
-from reuse.figure4 import (
+from reuse.analysis.figure4 import (
     figure4_row,
     integer_histogram,
     lifetimes,
@@ -18,8 +17,9 @@ from reuse.figure4 import (
     shares,
     time_averaged_histogram,
 )
-from reuse.planner import reuse_histogram
-from reuse.traces import load_trace
+from reuse.core.dataflow import Dataflow
+from reuse.core.planner import reuse_histogram
+from reuse.core.traces import load_trace
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

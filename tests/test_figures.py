@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from reuse.figures import live_summary_row, plot_cores  # noqa: E402
+from reuse.figures.traces import live_summary_row, plot_cores  # noqa: E402
 
 
 def _run(tasks: list[int], cores: list[float], lost: int = 0) -> pd.DataFrame:

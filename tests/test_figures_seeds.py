@@ -10,8 +10,8 @@ matplotlib.use("Agg")
 
 import pandas as pd  # noqa: E402
 
-from reuse.figures_seeds import figure4_figures, seeds_figures  # noqa: E402
-from reuse.walks import walk_stats  # noqa: E402
+from reuse.analysis.walks import walk_stats  # noqa: E402
+from reuse.figures.seeds import figure4_figures, seeds_figures  # noqa: E402
 from reuse.workloads.registry import load_workload  # noqa: E402
 
 

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import pytest
 
-from reuse.dataflow import parse_dataflow
-from reuse.errors import DataflowError, ManagerError
-from reuse.invariants import assert_invariants, violations
-from reuse.manager import Manager
+from reuse.core.dataflow import parse_dataflow
+from reuse.core.errors import DataflowError, ManagerError
+from reuse.core.invariants import assert_invariants, violations
+from reuse.core.manager import Manager
 
 
 def flow(dag, tasks, streams):

@@ -15,11 +15,11 @@ import itertools
 from hypothesis import HealthCheck, given, settings, target
 from hypothesis import strategies as st
 
-from reuse.dataflow import Dataflow, Task
-from reuse.equivalence import dedup, signatures, tasks_equivalent_literal
-from reuse.invariants import assert_invariants
-from reuse.manager import Manager
-from reuse.reference import ReferenceManager
+from reuse.core.dataflow import Dataflow, Task
+from reuse.core.equivalence import dedup, signatures, tasks_equivalent_literal
+from reuse.core.invariants import assert_invariants
+from reuse.core.manager import Manager
+from reuse.core.reference import ReferenceManager
 
 SOURCES = ["SYS", "TAXI", "FIT"]
 TYPES = ["Parse", "Filter", "Kalman", "Join"]
@@ -141,7 +141,7 @@ def test_signature_equivalence_agrees_with_literal_definition(flows):
 
 
 def _key(config):
-    from reuse.dataflow import canonical_config
+    from reuse.core.dataflow import canonical_config
     return canonical_config(config)
 
 

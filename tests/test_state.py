@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from reuse.errors import StateError
-from reuse.invariants import assert_invariants
-from reuse.state import StateStore
+from reuse.core.errors import StateError
+from reuse.core.invariants import assert_invariants
+from reuse.core.state import StateStore
 
 
 def test_state_survives_restart_and_checkpoint(tmp_path, figure1):

@@ -10,12 +10,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reuse.cli import main
-from reuse.errors import ReuseError
-from reuse.figures import planner_run
-from reuse.trace_registry import build_trace, populate_for, select_subset
-from reuse.traces import Op, load_trace
+from reuse.core.errors import ReuseError
+from reuse.core.traces import Op, load_trace
+from reuse.figures.traces import planner_run
 from reuse.viz.widget import Visualizer
 from reuse.workloads.registry import data_dir, load_workload
+from reuse.workloads.trace_registry import build_trace, populate_for, select_subset
 
 HAVE_RIOT = (data_dir() / "riotbench").is_dir()
 
@@ -41,7 +41,7 @@ def test_subset_is_a_sorted_sample_independent_of_order(ids: set[str], n: int, s
 
 @given(st.integers(2, 12), st.integers(0, 30), st.integers(0, 100))
 def test_walk_shape(n: int, walk: int, seed: int) -> None:
-    from reuse.dataflow import parse_dataflow
+    from reuse.core.dataflow import parse_dataflow
     flows = [parse_dataflow({"id": f"d{i}", "tasks": [{"id": "t", "type": "T", "config": i}],
                              "streams": []}) for i in range(n)]
     t = build_trace(None, "rw", flows, seed=seed, walk=walk)

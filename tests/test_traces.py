@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from reuse.errors import TraceError
-from reuse.traces import Op, check_trace, load_trace, random_walk_trace, seq_trace
+from reuse.core.errors import TraceError
+from reuse.core.traces import Op, check_trace, load_trace, random_walk_trace, seq_trace
 
 IDS = [f"d{i}" for i in range(21)]
 

@@ -8,10 +8,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reuse.dataflow import Dataflow, parse_dataflow
-from reuse.trace_registry import build_trace
-from reuse.walks import WalkStats, median_walk_seed, paper_position, percentile_of, walk_stats
+from reuse.analysis.walks import (
+    WalkStats,
+    median_walk_seed,
+    paper_position,
+    percentile_of,
+    walk_stats,
+)
+from reuse.core.dataflow import Dataflow, parse_dataflow
 from reuse.workloads.registry import data_dir, load_workload
+from reuse.workloads.trace_registry import build_trace
 
 
 def _flows(sizes: list[int], shared: bool) -> list[Dataflow]:

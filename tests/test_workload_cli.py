@@ -7,7 +7,7 @@ import csv
 import pytest
 
 from reuse.cli import main
-from reuse.dataflow import load_dataflows
+from reuse.core.dataflow import load_dataflows
 from reuse.workloads.registry import data_dir
 
 pytestmark = pytest.mark.skipif(not (data_dir() / "riotbench").is_dir(),

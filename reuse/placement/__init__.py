@@ -10,7 +10,8 @@ Reuse decides *what* runs; placement decides *where*. Modules, one job each:
   :mod:`~reuse.placement.pruning` (LA), :mod:`~reuse.placement.baselines` (TCEP, Cloud-only)
 * :mod:`~reuse.placement.registry` strategies by name
 * :mod:`~reuse.placement.generators` Tables 3-4; :mod:`~reuse.placement.simulate` DES check;
-  :mod:`~reuse.placement.evaluation` Tables 5-7 and Figures 5-10; :mod:`~reuse.placement.cli`
+  :mod:`~reuse.placement.evaluation` Tables 5-7 and the Figures 5-10 data (drawn by
+  :mod:`reuse.figures.placement`; ``reuse place`` is :mod:`reuse.cli.placement`)
 """
 
 from __future__ import annotations

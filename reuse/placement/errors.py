@@ -1,8 +1,8 @@
-"""The error the placement layer reports to a user (one line, via :class:`reuse.errors.ReuseError`)."""
+"""The error the placement layer reports to a user (one line, via :class:`reuse.core.errors.ReuseError`)."""
 
 from __future__ import annotations
 
-from reuse.errors import ReuseError
+from reuse.core.errors import ReuseError
 
 __all__ = ["PlacementError"]
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -179,15 +178,3 @@ def format_report(df: pd.DataFrame) -> str:
     parts += [f"  {k}: {v}" for k, v in PAPER_CLAIMS.items()]
     return "\n".join(parts)
 
-
-def save_evaluation(df: pd.DataFrame, out_dir: str | Path) -> str:
-    """Write ``runs.csv``, ``report.txt`` and the Figure 5-10 PNGs; return the report text."""
-    from reuse.placement.figures import plot_figures
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    report = format_report(df)
-    df.to_csv(out / "runs.csv", index=False)
-    (out / "report.txt").write_text(report + "\n")
-    plot_figures(df, out)
-    return report

@@ -1,6 +1,6 @@
 """Reuse meets placement: place the running (merged) DAGs of a reuse trace step by step.
 
-Three ways to deploy what the :class:`reuse.manager.Manager` decides to run, compared per step:
+Three ways to deploy what the :class:`reuse.core.manager.Manager` decides to run, compared per step:
 
 * **incremental**: after each merge only the newly started tasks (``PlanDelta.start``) are placed;
   every running task keeps its resource. The new tasks form a *partial DAG*; a stream from one
@@ -45,8 +45,8 @@ from reuse.placement.registry import get_strategy
 from reuse.placement.result import Placement
 
 if TYPE_CHECKING:
-    from reuse.dataflow import Dataflow
-    from reuse.traces import Op
+    from reuse.core.dataflow import Dataflow
+    from reuse.core.traces import Op
 
 __all__ = ["TraceSettings", "place_trace", "latency_by_group", "summarize", "MODES"]
 
@@ -170,9 +170,9 @@ def place_trace(flows: Mapping[str, Dataflow], trace: Sequence[Op], infra: Infra
     Parameters
     ----------
     flows
-        Dataflow id -> :class:`reuse.dataflow.Dataflow`.
+        Dataflow id -> :class:`reuse.core.dataflow.Dataflow`.
     trace
-        :class:`reuse.traces.Op` items (``op`` "submit"/"remove", ``dag``).
+        :class:`reuse.core.traces.Op` items (``op`` "submit"/"remove", ``dag``).
 
     Returns
     -------
@@ -181,7 +181,7 @@ def place_trace(flows: Mapping[str, Dataflow], trace: Sequence[Op], infra: Infra
         tasks, bus operators, total CPU demand (MIPS), resolution time, total AL.
         ``per_dataflow``: one row per (step, mode, dataflow) with its AL.
     """
-    from reuse.manager import Manager
+    from reuse.core.manager import Manager
 
     s = settings or TraceSettings()
     strategy = get_strategy(s.strategy)

@@ -12,12 +12,12 @@ Submodules (nothing here imports Spark or touches the disk at import time):
 - :mod:`reuse.runtime.accounting`: the pure-Python reference execution and event accounting.
 - :mod:`reuse.runtime.measure`: CPU (psutil over JVMs and Python workers) and latency.
 - :mod:`reuse.runtime.run`: live trace replay to CSV; :mod:`reuse.runtime.cluster`: standalone
-  cluster start/stop/status; :mod:`reuse.runtime.cli`: the ``run`` and ``cluster`` subcommands.
+  cluster start/stop/status; :mod:`reuse.cli.runtime`: the ``run`` and ``cluster`` subcommands.
 """
 
 from __future__ import annotations
 
-from reuse.errors import ReuseError
+from reuse.core.errors import ReuseError
 
 __all__ = ["SparkRuntimeError"]
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reuse.dataflow import Dataflow
+from reuse.core.dataflow import Dataflow
 from reuse.runtime.execution import build_task, parents_first, source_event
 from reuse.runtime.planners import make_planner
 
@@ -51,7 +51,7 @@ def floor_run(flows: Sequence[Dataflow], *, shares: bool, seqs: int, start: int 
 
     Examples
     --------
-    >>> from reuse.dataflow import parse_dataflow
+    >>> from reuse.core.dataflow import parse_dataflow
     >>> f = parse_dataflow({"id": "a", "tasks": [{"id": "s", "type": "S", "config": "source"},
     ...     {"id": "x", "type": "X", "config": {}}, {"id": "o", "type": "Sink",
     ...     "config": "sink"}], "streams": [["s", "x"], ["x", "o"]]})

@@ -57,8 +57,8 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
-from reuse.dataflow import Dataflow
-from reuse.errors import ReuseError
+from reuse.core.dataflow import Dataflow
+from reuse.core.errors import ReuseError
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.deploy import Deployment, Epoch
 from reuse.runtime.execution import emitted_bound, next_offset
@@ -337,7 +337,7 @@ class InplaceRuntime:
         self.planner: Planner = make_planner(self.policy.shares)
         self.k_safe, self.min_users = int(k_safe), int(replicate_min_users)
         if self.k_safe:
-            from reuse.blast import check_parameters
+            from reuse.analysis.blast import check_parameters
 
             try:
                 check_parameters(n, self.k_safe, self.min_users)
@@ -546,7 +546,7 @@ class InplaceRuntime:
             return []
         live = {t for t, d in self.deployment.tasks.items()
                 if d.end is None and d.replica_of is None}
-        from reuse.blast import replicated
+        from reuse.analysis.blast import replicated
 
         wanted = replicated(self.planner.users(), self.min_users) & live
         return self.deployment.replicate(wanted, self.k_safe, at)

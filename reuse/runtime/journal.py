@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reuse.errors import ReuseError, StateError
-from reuse.state import _atomic_write, append_journal, read_journal
+from reuse.core.errors import ReuseError, StateError
+from reuse.core.state import _atomic_write, append_journal, read_journal
 
 __all__ = ["RunJournal", "JournalState", "load_journal", "step_started_ms"]
 

@@ -4,7 +4,7 @@ A live engine does not care whether tasks are shared; it starts tasks, ends task
 tasks that must stay together (a running DAG) together. The planner is where the two modes
 differ:
 
-- :class:`ReusePlanner` merges through :class:`~reuse.manager.Manager` (Section 4 of the paper):
+- :class:`ReusePlanner` merges through :class:`~reuse.core.manager.Manager` (Section 4 of the paper):
   a submit starts only the tasks ``T_x`` with no running equivalent and reuses the rest; a remove
   stops the tasks ``T_t`` nobody else needs; a running DAG is a group.
 - :class:`DefaultPlanner` runs every submitted dataflow on its own, sources included (the
@@ -26,8 +26,8 @@ from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from reuse.dataflow import Dataflow
-from reuse.manager import Manager
+from reuse.core.dataflow import Dataflow
+from reuse.core.manager import Manager
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.execution import task_kind
 

@@ -31,13 +31,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from reuse.dataflow import Dataflow
+from reuse.core.dataflow import Dataflow
+from reuse.core.traces import Op, check_trace
 from reuse.runtime.accounting import account, leaked_records, reference_records, replica_account
 from reuse.runtime.journal import JOURNAL, JournalState, RunJournal, step_started_ms
 from reuse.runtime.measure import CpuMeter, SinkTail, percentile
 from reuse.runtime.policy import LIVE_MODES, Policy
 from reuse.runtime.runtime import Runtime
-from reuse.traces import Op, check_trace
 
 __all__ = ["CSV_COLUMNS", "LIVE_MODES", "live_run", "resume_run", "run_trace", "write_rows"]
 
@@ -360,7 +360,7 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
         raise SparkRuntimeError(f"--k-safe needs the shared query (--merge inplace), not "
                                 f"{pol.label}: a query per partial DAG cannot hold a replica")
     if k_safe or replicate_min_users != 2:  # checked before any JVM starts, where we can
-        from reuse.blast import check_parameters
+        from reuse.analysis.blast import check_parameters
 
         known = shards if shards is not None else _local_cores(master)
         check_parameters(known if known is not None else k_safe + 1, k_safe,
@@ -461,9 +461,9 @@ def resume_run(root: str | os.PathLike[str], *, ui: bool = False,
     query's checkpoint. The step the driver died in is measured again from the resume and
     counts one failure; ``gap_s`` shows the output pause the death caused.
     """
-    from reuse.dataflow import parse_dataflow
+    from reuse.core.dataflow import parse_dataflow
+    from reuse.core.traces import Op
     from reuse.runtime.journal import load_journal
-    from reuse.traces import Op
 
     state = load_journal(Path(root))
     p = state.start
@@ -478,7 +478,7 @@ def resume_run(root: str | os.PathLike[str], *, ui: bool = False,
                   "check": bool(p["check"]), "k_safe": int(p.get("k_safe", 0)),
                   "replicate_min_users": int(p.get("replicate_min_users", 2))}
     except (KeyError, TypeError, ValueError) as exc:
-        from reuse.errors import StateError
+        from reuse.core.errors import StateError
 
         raise StateError(f"start record is incomplete ({type(exc).__name__}: {exc})",
                          file=str(Path(root) / JOURNAL)) from None

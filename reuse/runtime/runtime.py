@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reuse.dataflow import Dataflow
+from reuse.core.dataflow import Dataflow
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.bus import Bus, FileBus, emitted_bound
 from reuse.runtime.execution import parents_first
@@ -175,7 +175,7 @@ class Runtime:
     root
         Run directory: bus topics (file bus), control files, checkpoints, sink records, ledger.
     mode
-        ``"reuse"`` (merge through :class:`~reuse.manager.Manager`) or ``"default"`` (every DAG
+        ``"reuse"`` (merge through :class:`~reuse.core.manager.Manager`) or ``"default"`` (every DAG
         its own query, no sharing: the paper's baseline).
     sources
         Default's sources: ``"private"`` (``None``; the paper's baseline: each dataflow replays

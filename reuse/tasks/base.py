@@ -18,7 +18,7 @@ import hashlib
 import json
 from typing import Any
 
-from reuse.errors import ReuseError
+from reuse.core.errors import ReuseError
 
 __all__ = [
     "ACCOUNTING_KEYS",

@@ -2,9 +2,9 @@
 
 The widget, the SVG and the static PNG all draw from what this module returns, so everything a
 user sees can be checked by unit tests without a kernel or a browser. :class:`Timeline` replays a
-trace through a :class:`~reuse.manager.Manager` and keeps, for every step, a :class:`Snapshot`:
+trace through a :class:`~reuse.core.manager.Manager` and keeps, for every step, a :class:`Snapshot`:
 the running DAGs, every running task with its type, config, users (the submitted DAGs it serves,
-whose number is its reuse count), the step's :class:`~reuse.plan.PlanDelta`, and the tasks that
+whose number is its reuse count), the step's :class:`~reuse.core.plan.PlanDelta`, and the tasks that
 step stopped. Stopped tasks are kept in the snapshot of the step that stopped them (with their
 last users and running DAG) so the picture can show what went away; a runtime that pauses
 instead of stopping (the paper's Storm binding) says so with ``paused``.
@@ -19,11 +19,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reuse.dataflow import Dataflow
-from reuse.manager import Manager, RunningDag
-from reuse.plan import PlanDelta
-from reuse.planner import StepRecord, replay
-from reuse.traces import Op
+from reuse.core.dataflow import Dataflow
+from reuse.core.manager import Manager, RunningDag
+from reuse.core.plan import PlanDelta
+from reuse.core.planner import StepRecord, replay
+from reuse.core.traces import Op
 
 __all__ = ["TaskView", "Snapshot", "Timeline", "TASK_STATES"]
 
@@ -113,7 +113,7 @@ class Timeline(Sequence[Snapshot]):
     flows
         The dataflows the trace refers to, by id.
     ops
-        The trace (checked before anything runs, see :func:`reuse.traces.check_trace`).
+        The trace (checked before anything runs, see :func:`reuse.core.traces.check_trace`).
     paused
         Optional ``step -> task ids`` a runtime paused rather than stopped at that step; those
         tasks are shown as ``paused``. Running tasks listed there are shown paused as well.
@@ -122,8 +122,8 @@ class Timeline(Sequence[Snapshot]):
 
     Examples
     --------
-    >>> from reuse.dataflow import parse_dataflow
-    >>> from reuse.traces import Op
+    >>> from reuse.core.dataflow import parse_dataflow
+    >>> from reuse.core.traces import Op
     >>> def chain(name, *types):
     ...     ids = [f"t{i}" for i in range(len(types))]
     ...     return parse_dataflow({"id": name,

@@ -9,8 +9,8 @@ import json
 from collections.abc import Iterable
 from html import escape
 
-from reuse.billing import UNIT_COSTS, Charge, TaskCosts
-from reuse.errors import CostError
+from reuse.analysis.billing import UNIT_COSTS, Charge, TaskCosts
+from reuse.core.errors import CostError
 from reuse.viz.model import Snapshot, TaskView
 
 __all__ = ["delta_html", "details_html", "cost_share_html"]
@@ -26,7 +26,7 @@ def _streams(items: Iterable[tuple[str, str]]) -> str:
 
 
 def delta_html(snap: Snapshot, total_steps: int | None = None) -> str:
-    """The step's :class:`~reuse.plan.PlanDelta` as a table, and the submitted DAGs (``Phi``)."""
+    """The step's :class:`~reuse.core.plan.PlanDelta` as a table, and the submitted DAGs (``Phi``)."""
     step = f"Step {snap.step}" + (f" of {total_steps}" if total_steps is not None else "")
     out = [f'<div class="reuse-delta"><b>{escape(step)}: {escape(snap.title)}</b>']
     d = snap.delta
@@ -59,7 +59,7 @@ def delta_html(snap: Snapshot, total_steps: int | None = None) -> str:
 
 def cost_share_html(snap: Snapshot, task: TaskView, costs: TaskCosts = UNIT_COSTS) -> str:
     """What a task costs per step and each user's share of it (the Shapley share of
-    :mod:`reuse.billing`: its cost split equally among the dataflows it serves at this step).
+    :mod:`reuse.analysis.billing`: its cost split equally among the dataflows it serves at this step).
 
     A task stopped at this step is not billed for it: a step is billed on the state after it.
     """

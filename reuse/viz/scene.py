@@ -19,7 +19,7 @@ from typing import Any
 
 import networkx as nx
 
-from reuse.dataflow import Dataflow
+from reuse.core.dataflow import Dataflow
 from reuse.viz.model import TASK_STATES, Snapshot
 
 __all__ = ["SceneNode", "SceneEdge", "SceneGroup", "SceneData", "render_data", "STATE_COLOURS",

@@ -7,7 +7,7 @@ paper's generators with the chosen seed) and ``file`` (a trace JSON; for Figure 
 trace).
 
 Dataflows come from :func:`reuse.workloads.registry.load_workload` and generated traces from
-:func:`reuse.trace_registry.build_trace`, the loader and the registry the CLI and the notebooks
+:func:`reuse.workloads.trace_registry.build_trace`, the loader and the registry the CLI and the notebooks
 use, so the visualizer shows the same trace as ``reuse trace`` for the same seed and subset.
 This module only adds where the files live (:class:`Paths`) and the ``file`` kind.
 """
@@ -18,10 +18,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from reuse.dataflow import Dataflow
-from reuse.trace_registry import build_trace
-from reuse.traces import Op, load_trace
+from reuse.core.dataflow import Dataflow
+from reuse.core.traces import Op, load_trace
 from reuse.workloads.registry import ROOT, load_workload
+from reuse.workloads.trace_registry import build_trace
 
 __all__ = ["WORKLOADS", "TRACE_KINDS", "Paths", "load_scenario"]
 
@@ -64,7 +64,7 @@ def load_scenario(workload: str, kind: str, *, seed: int = 1, subset: int | None
                   ) -> tuple[dict[str, Dataflow], list[Op]]:
     """The dataflows and the trace the visualizer shows.
 
-    ``seq``/``rw`` are :func:`~reuse.trace_registry.build_trace` with ``seed`` and ``subset``
+    ``seq``/``rw`` are :func:`~reuse.workloads.trace_registry.build_trace` with ``seed`` and ``subset``
     (the dataflows returned are the subset's). ``file`` reads ``trace_file``, or for Figure 1
     the fixture trace; for the other workloads without a file it falls back to ``seq`` (there is
     no canonical trace file for them). ``flows`` skips loading the named workload.

@@ -22,9 +22,9 @@ import ipywidgets as widgets
 import traitlets
 from matplotlib.figure import Figure
 
-from reuse.billing import UNIT_COSTS, TaskCosts
-from reuse.dataflow import Dataflow
-from reuse.traces import Op
+from reuse.analysis.billing import UNIT_COSTS, TaskCosts
+from reuse.core.dataflow import Dataflow
+from reuse.core.traces import Op
 from reuse.viz.model import Snapshot, Timeline
 from reuse.viz.panels import delta_html, details_html
 from reuse.viz.scene import SceneData, render_data
@@ -100,7 +100,7 @@ class Visualizer:
     ----------
     workload, trace, seed, subset
         Initial choices (see :mod:`reuse.viz.sources`); ``subset``: a seeded sample of that many
-        DAGs (:func:`reuse.trace_registry.select_subset`), ``None`` for all.
+        DAGs (:func:`reuse.workloads.trace_registry.select_subset`), ``None`` for all.
     flows, ops
         Show these dataflows and this trace instead of a named workload (the controls are then
         still there to switch to a named one).
@@ -115,7 +115,7 @@ class Visualizer:
         When displayed, also show a PNG of the current step: the output a papermill run keeps.
     costs
         Task prices for the details panel's cost share (default: 1 per task per step; see
-        :mod:`reuse.billing`).
+        :mod:`reuse.analysis.billing`).
     """
 
     def __init__(self, workload: str = "figure1", trace: str = "file", seed: int = 1,

@@ -77,8 +77,8 @@ import rdflib
 from rdflib import RDF, Namespace, URIRef
 from rdflib import Literal as RdfLiteral
 
-from reuse import equivalence
-from reuse.dataflow import parse_dataflow
+from reuse.core import equivalence
+from reuse.core.dataflow import parse_dataflow
 from reuse.workloads import write_dags as write_dags  # re-exported for callers
 from reuse.workloads.rdf_fixups import parse_wings_rdfxml
 
@@ -333,12 +333,12 @@ def _short_names(keys: Iterable[str]) -> dict[str, str]:
 
 
 def signatures(dag: Dataflow) -> dict[str, str]:
-    """Signature per task (see :mod:`reuse.equivalence`); a de-dup DAG has them all distinct."""
+    """Signature per task (see :mod:`reuse.core.equivalence`); a de-dup DAG has them all distinct."""
     return equivalence.signatures(parse_dataflow(dag))
 
 
 def _collapse(dag: Dataflow) -> int:
-    """Collapse equivalent tasks in place (:func:`reuse.equivalence.dedup`); return how many went."""
+    """Collapse equivalent tasks in place (:func:`reuse.core.equivalence.dedup`); return how many went."""
     before = len(dag["tasks"])
     collapsed = equivalence.dedup(parse_dataflow(dag)).to_dict()
     dag["tasks"], dag["streams"] = collapsed["tasks"], collapsed["streams"]

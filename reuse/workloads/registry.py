@@ -9,7 +9,7 @@
 Data folders default to ``data/riotbench`` and ``data/opmw/wings-corpus`` under the project root
 (filled by the set-up script) and can be moved with ``REUSE_DATA_DIR``, or per call with
 ``folder``. :func:`load_workload` is the only loader: the CLI, the notebooks, the trace registry
-(:mod:`reuse.trace_registry`) and the visualizer all call it.
+(:mod:`reuse.workloads.trace_registry`) and the visualizer all call it.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from reuse.dataflow import Dataflow, load_dataflows, parse_dataflow
-from reuse.errors import ReuseError
+from reuse.core.dataflow import Dataflow, load_dataflows, parse_dataflow
+from reuse.core.errors import ReuseError
 
 __all__ = ["WORKLOADS", "Workload", "data_dir", "workload_folder", "load_workload"]
 
@@ -40,7 +40,7 @@ class Workload:
     populate
         How many of them the paper submits before the walk (20 OPMW, 15 RIoT: "≈ 2/3rds").
         A trace over another number of DAGs (a subset, or every usable OPMW template) populates
-        the same fraction; see :func:`reuse.trace_registry.populate_for`.
+        the same fraction; see :func:`reuse.workloads.trace_registry.populate_for`.
     walk
         Random submit/remove steps (the paper's 100; 10 for the four Figure 1 DAGs).
     """

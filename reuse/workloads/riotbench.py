@@ -21,9 +21,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from reuse.dataflow import parse_dataflow
-from reuse.equivalence import signatures
-from reuse.errors import ReuseError
+from reuse.core.dataflow import parse_dataflow
+from reuse.core.equivalence import signatures
+from reuse.core.errors import ReuseError
 from reuse.tasks.resources import read_properties, read_schema
 from reuse.tasks.sources import SOURCE_FILES
 from reuse.workloads import write_dags
@@ -290,7 +290,7 @@ def build_dataflows(data_dir: str | os.PathLike[str], *,
 
 
 def merkle_signatures(dag: dict[str, Any]) -> dict[str, str]:
-    """Signature of every task (see :mod:`reuse.equivalence`): equal iff the tasks are equivalent."""
+    """Signature of every task (see :mod:`reuse.core.equivalence`): equal iff the tasks are equivalent."""
     return signatures(parse_dataflow(dag))
 
 

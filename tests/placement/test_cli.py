@@ -5,7 +5,8 @@ import csv
 
 import pytest
 
-from reuse.placement.cli import add_parser, main, parse_size, run
+from reuse.cli import main
+from reuse.cli.placement import add_parser, parse_size, run
 from reuse.placement.errors import PlacementError
 
 
@@ -36,6 +37,6 @@ def test_place_eval_tiny(tmp_path, capsys):
 def test_errors_are_one_line(capsys):
     with pytest.raises(PlacementError):
         parse_size("1,2")
-    assert main(["place", "--strategy", "bogus"]) == 2
+    assert main(["place", "--strategy", "bogus"]) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith("reuse: error: unknown strategy") and "\n" not in err

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reuse.dataflow import parse_dataflow
+from reuse.core.dataflow import parse_dataflow
+from reuse.core.traces import Op
 from reuse.placement.errors import PlacementError
 from reuse.placement.generators import make_infrastructure
 from reuse.placement.latency import aggregate_latency
 from reuse.placement.reuse_trace import TraceSettings, latency_by_group, place_trace, summarize
-from reuse.traces import Op
 
 
 def chain(name, *types):

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from reuse.dataflow import Dataflow, parse_dataflow
+from reuse.core.dataflow import Dataflow, parse_dataflow
 from reuse.runtime.accounting import account, leaked_records, reference_records, replica_account
 from reuse.runtime.bus import safe_name
 from reuse.runtime.deploy import REPLICA_MARK

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from reuse.cli import main
 from reuse.runtime import run as run_module
-from reuse.runtime.cli import main
 from reuse.runtime.run import CSV_COLUMNS
 from reuse.testing import ROOT
 from reuse.workloads import write_dags

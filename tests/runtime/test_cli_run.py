@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from reuse.runtime.cli import main
+from reuse.cli import main
 from reuse.runtime.run import CSV_COLUMNS
 from reuse.testing import ROOT
 from reuse.workloads.riotbench import build_dataflows, write_dags

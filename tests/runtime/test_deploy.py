@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from reuse.dataflow import parse_dataflow
+from reuse.core.dataflow import parse_dataflow
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.accounting import reference_records
 from reuse.runtime.deploy import Deployment, End, Free, Move, Start

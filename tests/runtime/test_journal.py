@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from reuse.dataflow import Dataflow, parse_dataflow
-from reuse.errors import ReuseError, StateError
+from reuse.core.dataflow import Dataflow, parse_dataflow
+from reuse.core.errors import ReuseError, StateError
 from reuse.runtime.deploy import Deployment
 from reuse.runtime.journal import JOURNAL, RunJournal, load_journal
 from reuse.runtime.planners import ReusePlanner

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from reuse.dataflow import parse_dataflow
+from reuse.core.dataflow import parse_dataflow
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.accounting import copies, reference_records
 from reuse.runtime.deploy import REPLICA_MARK, Deployment, End, Move, Replicate
@@ -234,8 +234,8 @@ def test_the_engine_replicates_what_the_blast_radius_model_counts() -> None:
     """Over the RIoT SEQ trace the live deployment holds, after every step, exactly the
     replicas the planner-level model charges k-safety with (``replicas_extra``), and always
     keeps them apart from their primaries."""
-    from reuse.blast import blast_trace
-    from reuse.trace_registry import build_trace
+    from reuse.analysis.blast import blast_trace
+    from reuse.workloads.trace_registry import build_trace
 
     trace = build_trace("riot", "seq")
     model = blast_trace(trace.flows, trace.ops, executors=2, k=1, min_users=2)

@@ -24,7 +24,7 @@ from typing import Any
 import psutil
 import pytest
 
-from reuse.dataflow import parse_dataflow
+from reuse.core.dataflow import parse_dataflow
 from reuse.runtime.accounting import copies
 from reuse.runtime.measure import output_gaps
 from reuse.testing import journal_kinds, riot_flows

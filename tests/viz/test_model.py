@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from reuse.dataflow import Dataflow
-from reuse.traces import Op, load_trace
+from reuse.core.dataflow import Dataflow
+from reuse.core.traces import Op, load_trace
 from reuse.viz import Timeline, delta_html, details_html, render_data, to_svg
 from reuse.viz.sources import Paths, load_scenario
 
@@ -155,9 +155,9 @@ def test_riot_workload_replays() -> None:
 
 
 def test_details_show_the_cost_share(timeline: Timeline) -> None:
-    """A clicked task shows each user's share of its cost: the Shapley share of reuse.billing,
+    """A clicked task shows each user's share of its cost: the Shapley share of reuse.analysis.billing,
     the same numbers ``reuse bill`` adds up."""
-    from reuse.billing import TaskCosts, bills, planner_steps
+    from reuse.analysis.billing import TaskCosts, bills, planner_steps
 
     def share(html: str) -> float:
         node = ET.fromstring(html.replace("&ndash;", "-"))

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from matplotlib.image import imread
 
-from reuse.dataflow import Dataflow
-from reuse.traces import load_trace
+from reuse.core.dataflow import Dataflow
+from reuse.core.traces import load_trace
 from reuse.viz import Timeline, draw_scene, png_size, render_data, save_png
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

@@ -6,8 +6,8 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from reuse.dataflow import parse_dataflow
-from reuse.errors import ReuseError
+from reuse.core.dataflow import parse_dataflow
+from reuse.core.errors import ReuseError
 from reuse.tasks.resources import read_properties
 from reuse.workloads.riotbench import (
     build_dataflows,

@@ -1,0 +1,185 @@
+"""Task equivalence (section 3.2): fast Merkle signatures, and the paper's literal definition.
+
+Two tasks are *equivalent*, ``t_i <-> t_j``, when they are config-similar and their ancestor graphs
+``alpha_D(t)`` are equivalent. The paper's wording asks only for a bijection between the ancestor
+graphs' tasks that maps each task to a config-similar one. We also require the bijection to
+preserve the wiring (``s = <a, b>`` in one graph iff ``<eps(a), eps(b)>`` in the other): two
+ancestor graphs with the same tasks wired differently compute different streams, and the intent
+of "ancestor graph" (the prospective provenance of the task's events) is exactly that wiring.
+
+The fast form is a signature computed bottom-up::
+
+    sig(t) = H(type(t), canonical config(t), sorted(sig(p) for p in pi_D(t)))
+
+Two tasks of de-dup DAGs have equal signatures iff they are equivalent in the wiring-preserving
+sense: by induction, ``sig(t)`` determines the signatures of all of ``t``'s ancestors and which of
+them feed which, and in a de-dup DAG no two tasks share a signature, so matching signatures is
+the bijection. A merge then looks up each submitted task's signature in a hash index, costing
+O(size of the submitted DAG) instead of a pairwise search over the running tasks.
+
+The literal form (:func:`ancestor_graph`, :func:`tasks_equivalent_literal`) follows the paper's
+recurrences and searches for the bijection with networkx's VF2 isomorphism; it is slow and is
+kept for tests and benchmarks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import networkx as nx
+from networkx.algorithms.isomorphism import DiGraphMatcher
+
+from reuse.core.dataflow import Dataflow, Task
+
+__all__ = [
+    "task_signature",
+    "signatures",
+    "check_dedup",
+    "dedup",
+    "AncestorGraph",
+    "ancestor_graph",
+    "ancestor_graphs_equivalent",
+    "tasks_equivalent_literal",
+    "maximal",
+]
+
+Signature = str
+
+
+def task_signature(type_: str, config_key: str, parent_signatures: Iterable[Signature]) -> Signature:
+    """The Merkle signature of a task from its type, canonical config and parents' signatures.
+
+    Examples
+    --------
+    >>> a = task_signature("SYS", '"source"', [])
+    >>> b = task_signature("Parse", '{}', [a])
+    >>> b == task_signature("Parse", '{}', [a]) and b != task_signature("Parse", '{}', [])
+    True
+    """
+    h = hashlib.blake2b(digest_size=16)
+    h.update(f"{len(type_)}:{type_}|{len(config_key)}:{config_key}|".encode())
+    for p in sorted(parent_signatures):
+        h.update(p.encode("ascii"))
+    return h.hexdigest()
+
+
+def signatures(flow: Dataflow) -> dict[str, Signature]:
+    """Signature of every task of ``flow``, by task id, computed in topological order."""
+    sig: dict[str, Signature] = {}
+    for tid in flow.order:
+        task = flow.task(tid)
+        sig[tid] = task_signature(task.type, task.config_key, (sig[p] for p in flow.parents[tid]))
+    return sig
+
+
+def check_dedup(flow: Dataflow) -> dict[str, Signature]:
+    """Signatures of a de-dup DAG; a :class:`DataflowError` naming two equivalent tasks otherwise.
+
+    Each submitted dataflow must be a de-dup DAG (section 3.2): two equivalent tasks in one DAG
+    would compute the same stream twice, and the running DAGs could not stay de-dup.
+    """
+    sig = signatures(flow)
+    first: dict[Signature, str] = {}
+    for tid in flow.order:
+        other = first.setdefault(sig[tid], tid)
+        if other != tid:
+            raise flow.error(
+                f"is not de-dup: tasks '{other}' and '{tid}' are equivalent (same type, config "
+                f"and ancestor graph); merge them or pass --dedup", task=tid)
+    return sig
+
+
+def dedup(flow: Dataflow) -> Dataflow:
+    """The de-dup DAG equivalent to ``flow``: each set of equivalent tasks collapsed to its first.
+
+    Collapsing is done in topological order, so a task whose parents were collapsed is compared
+    with the collapsed parents (two tasks fed by equivalent parents become equivalent).
+    """
+    sig: dict[str, Signature] = {}
+    keep: dict[Signature, str] = {}
+    rename: dict[str, str] = {}
+    for tid in flow.order:
+        task = flow.task(tid)
+        parent_sigs = {sig[rename[p]] for p in flow.parents[tid]}
+        s = task_signature(task.type, task.config_key, parent_sigs)
+        rename[tid] = keep.setdefault(s, tid)
+        sig[rename[tid]] = s
+    kept = set(rename.values())
+    tasks = tuple(t for t in flow.tasks if t.id in kept)
+    streams: list[tuple[str, str]] = []
+    for up, down in flow.streams:
+        stream = (rename[up], rename[down])
+        if stream not in streams:
+            streams.append(stream)
+    return Dataflow(flow.id, tasks, tuple(streams), source=flow.source)
+
+
+# --- the literal definitions, for tests and benchmarks -------------------------------------------
+
+@dataclass(frozen=True)
+class AncestorGraph:
+    """``A<T, S>``: a task, its ancestors and the streams between them (``alpha_D(t)``)."""
+
+    root: str
+    tasks: frozenset[str]
+    streams: frozenset[tuple[str, str]]
+
+    def __le__(self, other: AncestorGraph) -> bool:
+        """Sub-ancestor relation ``A_j subset A_i`` (tasks and streams both contained)."""
+        return self.tasks <= other.tasks and self.streams <= other.streams
+
+
+def ancestor_graph(flow: Dataflow, task_id: str,
+                   _memo: dict[str, AncestorGraph] | None = None) -> AncestorGraph:
+    """``alpha_D(t) = A<{t}, {s | down(s) = t}> U (union over p in pi_D(t) of alpha_D(p))``."""
+    memo = {} if _memo is None else _memo
+    for tid in flow.order:  # the recurrence, evaluated bottom-up so deep DAGs do not recurse
+        if tid in memo:
+            continue
+        tasks = {tid}
+        streams = {(p, tid) for p in flow.parents[tid]}
+        for p in flow.parents[tid]:
+            tasks |= memo[p].tasks
+            streams |= memo[p].streams
+        memo[tid] = AncestorGraph(tid, frozenset(tasks), frozenset(streams))
+        if tid == task_id:
+            break
+    return memo[task_id]
+
+
+def _as_graph(flow: Dataflow, graph: AncestorGraph) -> nx.DiGraph:
+    g = nx.DiGraph()
+    for tid in graph.tasks:
+        g.add_node(tid, abstract=flow.task(tid).abstract)
+    g.add_edges_from(graph.streams)
+    return g
+
+
+def ancestor_graphs_equivalent(flow_i: Dataflow, a_i: AncestorGraph,
+                               flow_j: Dataflow, a_j: AncestorGraph) -> bool:
+    """``A_i <-> A_j``: a bijection of config-similar tasks that also preserves the streams."""
+    if len(a_i.tasks) != len(a_j.tasks) or len(a_i.streams) != len(a_j.streams):
+        return False
+    matcher = DiGraphMatcher(_as_graph(flow_i, a_i), _as_graph(flow_j, a_j),
+                             node_match=lambda x, y: x["abstract"] == y["abstract"])
+    return bool(matcher.is_isomorphic())
+
+
+def tasks_equivalent_literal(flow_i: Dataflow, t_i: str, flow_j: Dataflow, t_j: str,
+                             memo_i: dict[str, AncestorGraph] | None = None,
+                             memo_j: dict[str, AncestorGraph] | None = None) -> bool:
+    """``t_i <-> t_j`` by the definitions: config-similar, and ancestor graphs equivalent."""
+    task_i: Task = flow_i.task(t_i)
+    task_j: Task = flow_j.task(t_j)
+    if task_i.abstract != task_j.abstract:
+        return False
+    return ancestor_graphs_equivalent(flow_i, ancestor_graph(flow_i, t_i, memo_i),
+                                      flow_j, ancestor_graph(flow_j, t_j, memo_j))
+
+
+def maximal(graphs: Iterable[AncestorGraph]) -> list[AncestorGraph]:
+    """``Omega``: the ancestor graphs that are not sub-ancestors of another one in the set."""
+    gs = list({(g.tasks, g.streams): g for g in graphs}.values())
+    return [g for g in gs if not any(g is not h and g <= h for h in gs)]

@@ -1,0 +1,123 @@
+"""The system's constraints (section 3.3), checkable at any time from the manager's state.
+
+- Constraint 1, sink coverage: every submitted sink has an equivalent running task.
+- Constraint 2, task and stream minimization: every running task and stream lies in the ancestor
+  graph of some submitted sink; the running DAGs are de-dup and pairwise disjoint.
+- Book-keeping: ``Delta`` and ``Phi`` are inverse, and the running DAGs are exactly the connected
+  components (see :mod:`reuse.core.manager` for the definition).
+
+Everything is recomputed from the submitted DAGs alone, independently of the manager's indexes,
+so a bug in the incremental book-keeping shows up as a violation.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from reuse.core.dataflow import canonical_config
+from reuse.core.equivalence import signatures, task_signature
+from reuse.core.manager import Manager
+
+__all__ = ["violations", "assert_invariants", "InvariantViolation"]
+
+
+class InvariantViolation(AssertionError):
+    """The manager's state breaks a constraint (a bug, never a user error)."""
+
+
+def violations(m: Manager) -> list[str]:
+    """Every broken invariant, as a sentence; empty when the state is consistent."""
+    out: list[str] = []
+    running = {t.signature: t for t in m.running_tasks()}
+    by_id = {t.id: t for t in running.values()}
+    if len(by_id) != len(running):
+        out.append("two running tasks share an id")
+
+    # what the submitted DAGs require: one running task per distinct signature
+    needed: dict[str, set[str]] = defaultdict(set)
+    needed_streams: set[tuple[str, str]] = set()
+    for dag_id, flow in m.submitted.items():
+        sig = signatures(flow)
+        for s in sig.values():
+            needed[s].add(dag_id)
+        for u, d in flow.streams:
+            needed_streams.add((sig[u], sig[d]))
+        for sink in flow.sinks:
+            if sig[sink] not in running:
+                out.append(f"Constraint 1: sink {dag_id}/{sink} has no equivalent running task")
+        if len(set(sig.values())) != len(sig):
+            out.append(f"submitted DAG {dag_id} is not de-dup")
+    for s, t in running.items():
+        if s not in needed:
+            out.append(f"Constraint 2: running task {t.id} serves no submitted sink")
+        elif m.users(t.id) != needed[s]:
+            out.append(f"running task {t.id} users {sorted(m.users(t.id))} != {sorted(needed[s])}")
+
+    # the recorded wiring must reproduce the signatures (running DAGs are de-dup, streams right)
+    streams: set[tuple[str, str]] = set()
+    for t in running.values():
+        try:
+            parent_sigs = [by_id[p].signature for p in t.parents]
+        except KeyError as exc:
+            out.append(f"running task {t.id} reads from {exc.args[0]}, which is not running")
+            continue
+        if task_signature(t.type, canonical_config(t.config), parent_sigs) != t.signature:
+            out.append(f"running task {t.id} is wired unlike its equivalence class")
+        streams.update((p, t.signature) for p in parent_sigs)
+    if streams != needed_streams:
+        out.append(f"Constraint 2: running streams differ from the submitted ancestor graphs "
+                   f"({len(streams - needed_streams)} extra, {len(needed_streams - streams)} missing)")
+
+    # Delta / Phi and the components
+    comps = _components(m)
+    recorded = {frozenset(m.delta(g)) for g in {m.phi(d) for d in m.submitted}}
+    if recorded != comps:
+        out.append("running DAGs (Delta) are not the connected components of the submitted DAGs")
+    if m.running_dag_count != len(comps):
+        out.append(f"{m.running_dag_count} running DAGs recorded, {len(comps)} components")
+    for d in m.submitted:
+        if d not in m.delta(m.phi(d)):
+            out.append(f"Phi({d}) = {m.phi(d)} but Delta({m.phi(d)}) does not contain it")
+    owner: dict[str, str] = {}
+    for rd in m.running_dags():
+        for tid in rd.tasks:
+            if tid in owner:
+                out.append(f"running task {tid} is in two running DAGs ({owner[tid]}, {rd.id})")
+            owner[tid] = rd.id
+        for d in rd.supports:
+            for tid in m.sink_map(d).values():
+                if owner.get(tid) != rd.id:
+                    out.append(f"sink task {tid} of {d} is not in {d}'s running DAG {rd.id}")
+    if set(owner) != set(by_id):
+        out.append("running DAGs do not partition the running tasks")
+    if m.default_task_count != sum(len(f) for f in m.submitted.values()):
+        out.append("default task count is off")
+    return out
+
+
+def assert_invariants(m: Manager) -> None:
+    """Raise :class:`InvariantViolation` listing every broken invariant."""
+    found = violations(m)
+    if found:
+        raise InvariantViolation("; ".join(found))
+
+
+def _components(m: Manager) -> set[frozenset[str]]:
+    """Submitted DAGs grouped by the transitive "share a task" relation, recomputed from scratch."""
+    parent = {d: d for d in m.submitted}
+
+    def find(x: str) -> str:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    first: dict[str, str] = {}
+    for dag_id, flow in m.submitted.items():
+        for s in signatures(flow).values():
+            other = first.setdefault(s, dag_id)
+            parent[find(dag_id)] = find(other)
+    groups: dict[str, set[str]] = defaultdict(set)
+    for d in m.submitted:
+        groups[find(d)].add(d)
+    return {frozenset(g) for g in groups.values()}

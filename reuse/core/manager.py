@@ -1,0 +1,452 @@
+"""The reusable dataflow manager: merge on submit (section 4.1), unmerge on remove (4.2).
+
+Book-keeping, in the paper's symbols:
+
+- the submitted DAGs ``D`` and the running tasks, one per equivalence class (keyed by signature,
+  see :mod:`reuse.core.equivalence`), with their wiring;
+- ``Delta``: running DAG -> the submitted DAGs it supports; ``Phi``: submitted DAG -> its running
+  DAG;
+- for each submitted sink, the running task that produces its output.
+
+Because every task of a submitted DAG lies in the ancestor graph of one of its sinks, Constraints
+1 and 2 together say: the running tasks are exactly the distinct signatures of the submitted tasks.
+So a running task is kept while at least one submitted DAG uses it (``users``), and ``remove``
+stops exactly the tasks outside the remaining sinks' ancestor graphs, ``T_t``.
+
+Running DAGs. The paper splits a running DAG into the connected components of its streams, and
+keeps ``Phi`` as a function onto one running DAG. The two agree when every submitted DAG is
+connected. A submitted DAG made of two independent pipelines would be split over two running DAGs
+by the first rule, so we define a running DAG as a connected component of the relation "shares a
+running task with", taken over the submitted DAGs (each submitted DAG is always whole inside one
+running DAG). For connected submitted DAGs this is the paper's stream-connected component.
+
+Costs. ``submit`` is O(|D_n|) plus moving the smaller running DAGs of ``Y`` into the largest
+(small-to-large, so each DAG moves O(log n) times in total). ``remove`` is O(|D_r|) when the
+removed DAG's remaining tasks form one connected piece (the common case: one source); otherwise a
+split check explores the running DAG from each piece at once, edge by edge, and stops as soon as
+the pieces meet or all but one are exhausted, so a split costs the size of the smaller parts.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from reuse.core.dataflow import Dataflow, parse_dataflow
+from reuse.core.equivalence import Signature, check_dedup
+from reuse.core.errors import ManagerError
+from reuse.core.plan import PlanDelta, RunningTask
+
+__all__ = ["Manager", "RunningDag"]
+
+
+@dataclass(frozen=True)
+class RunningDag:
+    """A snapshot of one running (merged) DAG: its tasks, streams and ``Delta`` entry."""
+
+    id: str
+    tasks: tuple[str, ...]
+    streams: tuple[tuple[str, str], ...]
+    supports: tuple[str, ...]
+
+
+Journal = Callable[[dict[str, Any]], None]
+
+
+class Manager:
+    """Merges submitted dataflows into running DAGs and unmerges them on removal.
+
+    Every operation either completes and returns a :class:`~reuse.core.plan.PlanDelta`, or raises a
+    :class:`~reuse.core.errors.ReuseError` having changed nothing. With a ``journal`` callable, each
+    operation is written to it (and must be durable there) before the in-memory state changes;
+    :mod:`reuse.core.state` provides one.
+
+    Examples
+    --------
+    >>> from reuse.core.dataflow import parse_dataflow
+    >>> def chain(name, *types):
+    ...     ids = [f"t{i}" for i in range(len(types))]
+    ...     return parse_dataflow({"id": name,
+    ...         "tasks": [{"id": i, "type": t, "config": {}} for i, t in zip(ids, types)],
+    ...         "streams": [[a, b] for a, b in zip(ids, ids[1:])]})
+    >>> m = Manager()
+    >>> m.submit(chain("A", "SYS", "Parse", "Kalman", "Out")).start.__len__()
+    4
+    >>> delta = m.submit(chain("B", "SYS", "Parse", "Average", "Out"))
+    >>> len(delta.reused), len(delta.start), m.task_count, m.default_task_count
+    (2, 2, 6, 8)
+    >>> m.remove("A").stop
+    ('A.t3', 'A.t2')
+    """
+
+    def __init__(self, journal: Journal | None = None) -> None:
+        self._journal = journal
+        self._submitted: dict[str, Dataflow] = {}
+        self._sigs: dict[str, dict[str, Signature]] = {}  # dag -> task id -> signature
+        self._sigset: dict[str, frozenset[Signature]] = {}
+        self._tasks: dict[Signature, RunningTask] = {}
+        self._sig_of: dict[str, Signature] = {}  # running task id -> signature
+        self._users: dict[Signature, set[str]] = {}  # signature -> submitted DAGs using it
+        self._phi: dict[str, str] = {}
+        self._delta: dict[str, set[str]] = {}
+        self._group_tasks: dict[str, set[Signature]] = {}
+        self._next_group = 1
+        self._default_tasks = 0
+
+    # --- queries -------------------------------------------------------------------------------
+
+    @property
+    def submitted(self) -> Mapping[str, Dataflow]:
+        """The submitted DAGs ``D``, in submission order."""
+        return self._submitted
+
+    @property
+    def task_count(self) -> int:
+        """Running tasks with reuse: the number of distinct equivalence classes submitted."""
+        return len(self._tasks)
+
+    @property
+    def default_task_count(self) -> int:
+        """Tasks that would run without reuse: the sum of the submitted DAGs' sizes."""
+        return self._default_tasks
+
+    @property
+    def running_dag_count(self) -> int:
+        return len(self._delta)
+
+    def phi(self, dag_id: str) -> str:
+        """``Phi``: the running DAG that contains a submitted DAG."""
+        return self._phi[dag_id]
+
+    def delta(self, running_dag: str) -> frozenset[str]:
+        """``Delta``: the submitted DAGs a running DAG supports."""
+        return frozenset(self._delta[running_dag])
+
+    def running_tasks(self) -> list[RunningTask]:
+        return list(self._tasks.values())
+
+    def running_task(self, task_id: str) -> RunningTask:
+        return self._tasks[self._sig_of[task_id]]
+
+    def users(self, task_id: str) -> frozenset[str]:
+        """The submitted DAGs that a running task serves (its reuse count is the size)."""
+        return frozenset(self._users[self._sig_of[task_id]])
+
+    def reuse_counts(self) -> dict[str, int]:
+        """Running task id -> number of submitted DAGs it serves."""
+        return {t.id: len(self._users[s]) for s, t in self._tasks.items()}
+
+    def running_id(self, dag_id: str, task_id: str) -> str:
+        """The running task that computes a submitted task's stream."""
+        return self._tasks[self._sigs[dag_id][task_id]].id
+
+    def sink_map(self, dag_id: str) -> dict[str, str]:
+        """Each sink of a submitted DAG -> the running task producing its output."""
+        flow = self._submitted[dag_id]
+        return {s: self.running_id(dag_id, s) for s in flow.sinks}
+
+    def running_dags(self) -> list[RunningDag]:
+        """Every running DAG with its tasks (topological by id order of start) and streams."""
+        out = []
+        for gid in sorted(self._delta, key=_group_key):
+            tasks = [self._tasks[s] for s in self._group_tasks[gid]]
+            tasks.sort(key=lambda t: t.id)
+            streams = tuple(sorted((p, t.id) for t in tasks for p in t.parents))
+            out.append(RunningDag(gid, tuple(t.id for t in tasks), streams,
+                                  tuple(sorted(self._delta[gid]))))
+        return out
+
+    # --- merge (section 4.1) -------------------------------------------------------------------
+
+    def submit(self, flow: Dataflow) -> PlanDelta:
+        """Merge a de-dup dataflow ``D_n`` into the running DAGs.
+
+        ``Y`` is the set of running DAGs sharing a source with ``D_n``; ``T_o`` (the union of the
+        maximal ancestor intersection ``Lambda-hat(D_m, D_n)``) is the set of submitted tasks
+        whose signature is already running (that set is closed under ancestors); ``T_x = T_n \\
+        T_o`` are started, wired by ``S*_x`` inside ``T_x`` and by the boundary streams ``S+_x``
+        from ``T_o``; ``Y`` and the new tasks become one running DAG ``D_m``.
+        """
+        if flow.id in self._submitted:
+            raise ManagerError("is already submitted (remove it first)", file=flow.source,
+                               dag=flow.id)
+        sig = check_dedup(flow)
+        new_ids: dict[Signature, str] = {}
+        taken: set[str] = set()
+        for tid in flow.order:
+            s = sig[tid]
+            if s not in self._tasks:
+                new_ids[s] = self._fresh_id(f"{flow.id}.{tid}", taken)
+                taken.add(new_ids[s])
+
+        def rid(s: Signature) -> str:
+            return new_ids[s] if s in new_ids else self._tasks[s].id
+
+        start = tuple(
+            RunningTask(new_ids[sig[t]], sig[t], flow.task(t).type, flow.task(t).config,
+                        tuple(rid(sig[p]) for p in flow.parents[t]))
+            for t in flow.order if sig[t] in new_ids)
+        reused = tuple(self._tasks[sig[t]].id for t in flow.order if sig[t] not in new_ids)
+        connect = tuple((rid(sig[u]), rid(sig[d])) for u, d in flow.streams
+                        if sig[u] in new_ids and sig[d] in new_ids)
+        boundary = tuple((rid(sig[u]), rid(sig[d])) for u, d in flow.streams
+                         if sig[u] not in new_ids and sig[d] in new_ids)
+        overlapping = {self._group_of(sig[s]) for s in flow.sources if sig[s] in self._tasks}
+        merged = tuple(sorted(overlapping, key=_group_key))
+        if merged:
+            target = max(merged, key=lambda g: (len(self._delta[g]), -_group_key(g)[1]))
+        else:
+            target = f"R{self._next_group}"
+        sinks = {s: rid(sig[s]) for s in flow.sinks}
+        delta = PlanDelta("submit", flow.id, start=start, connect=connect, boundary=boundary,
+                          reused=reused, merged=merged, running_dag=target, sinks=sinks)
+        self._write({"op": "submit", "dag": flow.to_dict(), "source": flow.source})
+
+        # commit: nothing below can fail
+        if not merged:
+            self._next_group += 1
+            self._delta[target] = set()
+            self._group_tasks[target] = set()
+        for g in merged:
+            if g != target:
+                for d in self._delta.pop(g):
+                    self._phi[d] = target
+                    self._delta[target].add(d)
+                self._group_tasks[target] |= self._group_tasks.pop(g)
+        for task in start:
+            self._tasks[task.signature] = task
+            self._sig_of[task.id] = task.signature
+            self._users[task.signature] = set()
+            self._group_tasks[target].add(task.signature)
+        for s in sig.values():
+            self._users[s].add(flow.id)
+        self._submitted[flow.id] = flow
+        self._sigs[flow.id] = sig
+        self._sigset[flow.id] = frozenset(sig.values())
+        self._phi[flow.id] = target
+        self._delta[target].add(flow.id)
+        self._default_tasks += len(flow)
+        return delta
+
+    # --- unmerge (section 4.2) -----------------------------------------------------------------
+
+    def remove(self, dag_id: str) -> PlanDelta:
+        """Unmerge a submitted dataflow ``D_r`` from its running DAG ``D_i = Phi(D_r)``.
+
+        ``T_t``: the tasks of ``D_i`` in no remaining sink's ancestor graph, i.e. used by no other
+        submitted DAG; ``S_t``: their incoming streams (a stopped task's children are stopped
+        too). What remains of ``D_i`` is split into its connected parts ``D_mj``.
+        """
+        if dag_id not in self._submitted:
+            raise ManagerError("is not submitted", dag=dag_id)
+        flow = self._submitted[dag_id]
+        sig = self._sigs[dag_id]
+        gid = self._phi[dag_id]
+        stop_sigs = [sig[t] for t in reversed(flow.order) if self._users[sig[t]] == {dag_id}]
+        stopping = set(stop_sigs)
+        stop = tuple(self._tasks[s].id for s in stop_sigs)
+        disconnect = tuple((p, self._tasks[s].id) for s in stop_sigs
+                           for p in self._tasks[s].parents)
+        pieces = _pieces(flow, sig, stopping)
+        self._write({"op": "remove", "dag": dag_id})
+
+        # commit
+        for s in self._sigset[dag_id]:
+            self._users[s].discard(dag_id)
+        for s in stop_sigs:
+            task = self._tasks.pop(s)
+            del self._sig_of[task.id]
+            del self._users[s]
+        del self._submitted[dag_id], self._sigs[dag_id], self._sigset[dag_id], self._phi[dag_id]
+        self._default_tasks -= len(flow)
+        self._delta[gid].discard(dag_id)
+        self._group_tasks[gid] -= stopping
+        if not self._delta[gid]:
+            del self._delta[gid], self._group_tasks[gid]
+            split_into: tuple[str, ...] = ()
+        elif len(pieces) > 1:
+            split_into = (gid, *self._split(gid, pieces))
+        else:
+            split_into = (gid,)
+        return PlanDelta("remove", dag_id, stop=stop, disconnect=disconnect, running_dag=gid,
+                         split_into=split_into)
+
+    def _split(self, gid: str, pieces: list[set[Signature]]) -> list[str]:
+        """Split running DAG ``gid`` along the pieces left by a removal; return the new DAG ids.
+
+        One search per piece walks the bipartite graph (running task -- submitted DAG using it),
+        one edge per search in turn. Searches that meet are fused; a search that runs out of
+        edges has found a whole component, which becomes a new running DAG. The last search
+        standing keeps ``gid``.
+        """
+        n = len(pieces)
+        fused = list(range(n))
+
+        def root(i: int) -> int:
+            while fused[i] != i:
+                fused[i] = fused[fused[i]]
+                i = fused[i]
+            return i
+
+        owner_sig: dict[Signature, int] = {}
+        owner_dag: dict[str, int] = {}
+        seen_sigs: list[set[Signature]] = [set() for _ in range(n)]
+        seen_dags: list[set[str]] = [set() for _ in range(n)]
+        frontier: list[deque[tuple[bool, Iterator[str]]]] = [deque() for _ in range(n)]
+        for i, piece in enumerate(pieces):
+            for s in piece:
+                owner_sig[s] = i
+                seen_sigs[i].add(s)
+                frontier[i].append((True, iter(self._users[s])))
+        active = set(range(n))
+        finished: list[int] = []
+        while len(active) > 1:
+            for i in list(active):
+                if i not in active:
+                    continue
+                q = frontier[i]
+                node: str | None = None
+                from_sig = False
+                while q:
+                    from_sig, it = q[0]
+                    node = next(it, None)
+                    if node is not None:
+                        break
+                    q.popleft()
+                if node is None:
+                    active.discard(i)
+                    finished.append(i)
+                    if len(active) <= 1:
+                        break
+                    continue
+                owners = owner_dag if from_sig else owner_sig
+                other = owners.get(node)
+                if other is None:
+                    owners[node] = i
+                    if from_sig:
+                        seen_dags[i].add(node)
+                        q.append((False, iter(self._sigset[node])))
+                    else:
+                        seen_sigs[i].add(node)
+                        q.append((True, iter(self._users[node])))
+                    continue
+                j = root(other)
+                if j == i:
+                    continue
+                big, small = (i, j) if len(seen_sigs[i]) >= len(seen_sigs[j]) else (j, i)
+                fused[small] = big
+                seen_sigs[big] |= seen_sigs[small]
+                seen_dags[big] |= seen_dags[small]
+                frontier[big].extend(frontier[small])
+                frontier[small].clear()
+                active.discard(small)
+                if len(active) <= 1:
+                    break
+        new_ids = []
+        for i in sorted(finished, key=lambda k: min(seen_dags[k])):
+            new = f"R{self._next_group}"
+            self._next_group += 1
+            self._delta[gid] -= seen_dags[i]
+            self._group_tasks[gid] -= seen_sigs[i]
+            self._delta[new] = seen_dags[i]
+            self._group_tasks[new] = seen_sigs[i]
+            for d in seen_dags[i]:
+                self._phi[d] = new
+            new_ids.append(new)
+        return new_ids
+
+    # --- helpers -------------------------------------------------------------------------------
+
+    def _group_of(self, s: Signature) -> str:
+        return self._phi[next(iter(self._users[s]))]
+
+    def _fresh_id(self, wanted: str, taken: set[str]) -> str:
+        if wanted not in self._sig_of and wanted not in taken:
+            return wanted
+        n = 2
+        while f"{wanted}#{n}" in self._sig_of or f"{wanted}#{n}" in taken:
+            n += 1
+        return f"{wanted}#{n}"
+
+    def _write(self, record: dict[str, Any]) -> None:
+        if self._journal is not None:
+            self._journal(record)
+
+    # --- persistence ---------------------------------------------------------------------------
+
+    def to_state(self) -> dict[str, Any]:
+        """The whole state as JSON data (see :mod:`reuse.core.state`)."""
+        return {
+            "version": 1,
+            "submitted": [{"dag": f.to_dict(), "source": f.source} for f in
+                          self._submitted.values()],
+            "tasks": [t.to_dict() for t in self._tasks.values()],
+            "phi": dict(self._phi),
+            "next_group": self._next_group,
+        }
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any], journal: Journal | None = None) -> Manager:
+        """Rebuild a manager from :meth:`to_state` data (the inverse, checked by the tests)."""
+        m = cls(journal=journal)
+        for t in state["tasks"]:
+            task = RunningTask.from_dict(t)
+            m._tasks[task.signature] = task
+            m._sig_of[task.id] = task.signature
+            m._users[task.signature] = set()
+        for item in state["submitted"]:
+            flow = parse_dataflow(item["dag"], source=item.get("source"))
+            sig = check_dedup(flow)
+            gid = state["phi"][flow.id]
+            m._submitted[flow.id] = flow
+            m._sigs[flow.id] = sig
+            m._sigset[flow.id] = frozenset(sig.values())
+            m._phi[flow.id] = gid
+            m._delta.setdefault(gid, set()).add(flow.id)
+            m._group_tasks.setdefault(gid, set()).update(sig.values())
+            m._default_tasks += len(flow)
+            for s in sig.values():
+                m._users[s].add(flow.id)
+        m._next_group = int(state["next_group"])
+        return m
+
+    def apply(self, record: Mapping[str, Any]) -> PlanDelta:
+        """Replay one journal record (as written before an operation) on this manager."""
+        if record["op"] == "submit":
+            return self.submit(parse_dataflow(record["dag"], source=record.get("source")))
+        if record["op"] == "remove":
+            return self.remove(record["dag"])
+        raise ManagerError(f"unknown journal operation {record['op']!r}")
+
+
+def _group_key(gid: str) -> tuple[str, int]:
+    digits = gid.lstrip("R")
+    return ("R", int(digits)) if digits.isdigit() else (gid, 0)
+
+
+def _pieces(flow: Dataflow, sig: Mapping[str, Signature],
+            stopping: set[Signature]) -> list[set[Signature]]:
+    """Connected parts (by ``flow``'s streams) of the tasks of ``flow`` that keep running.
+
+    Those tasks are closed under ancestors, and every stream between two of them keeps running
+    (the child's other users have the same parents), so each part stays connected after removal.
+    """
+    keep = [t for t in flow.order if sig[t] not in stopping]
+    parent = {t: t for t in keep}
+
+    def find(t: str) -> str:
+        while parent[t] != t:
+            parent[t] = parent[parent[t]]
+            t = parent[t]
+        return t
+
+    for u, d in flow.streams:
+        if u in parent and d in parent:
+            parent[find(u)] = find(d)
+    parts: dict[str, set[Signature]] = {}
+    for t in keep:
+        parts.setdefault(find(t), set()).add(sig[t])
+    return list(parts.values())
+
