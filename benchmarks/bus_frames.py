@@ -32,9 +32,9 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from reuse.runtime.bus import FileBus
-from reuse.runtime.execution import source_event
-from reuse.runtime.frames import ENTROPY_THRESHOLD, decode_frame, encode_frame, entropy
+from reuse.runtime.common.execution import source_event
+from reuse.runtime.dataplane.bus import FileBus
+from reuse.runtime.dataplane.frames import ENTROPY_THRESHOLD, decode_frame, encode_frame, entropy
 from reuse.tasks.resources import resolve_data_dir
 
 STREAMS = ("SYS", "TAXI", "FIT")

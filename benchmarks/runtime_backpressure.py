@@ -4,7 +4,7 @@ runtime (issue 12, item 3).
 Reuse, partial merge. stats-moment-sys runs first; clean-sys and pred-classify-sys then each
 reuse its SYS parse task, so their two queries consume one shared topic. After ``--before``
 seconds clean-sys's query is made ``--factor`` times slower than its producer for ``--slow``
-seconds (:meth:`~reuse.runtime.runtime.Runtime.slow_down`, test-only: its ``foreachBatch``
+seconds (:meth:`~reuse.runtime.engines.partial.engine.Runtime.slow_down`, test-only: its ``foreachBatch``
 sleeps ``factor`` times the source time each batch covered), then runs at full speed for
 ``--after`` seconds while the sources still emit, and the run drains.
 
@@ -56,8 +56,8 @@ def rss_bytes(roots: list[int]) -> int:
 
 
 def topic_bytes(rt: Any, root: Path) -> int:
-    from reuse.runtime.bus import FileBus
-    from reuse.runtime.retention import disk_usage
+    from reuse.runtime.dataplane.bus import FileBus
+    from reuse.runtime.dataplane.retention import disk_usage
 
     if isinstance(rt.bus, FileBus):
         return disk_usage(root)["topics"]
@@ -74,8 +74,8 @@ def _pct(values: list[float], q: float) -> float | None:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from reuse.runtime.accounting import account, observed_records
-    from reuse.runtime.bus import FileBus
-    from reuse.runtime.runtime import Runtime
+    from reuse.runtime.dataplane.bus import FileBus
+    from reuse.runtime.engines.partial.engine import Runtime
     from reuse.runtime.session import get_session, stop_session
     from reuse.testing import riot_flows, warm_up
 
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     warm_up(spark)
     broker = None
     if args.bus == "redis":
-        from reuse.runtime.redis_bus import start_redis
+        from reuse.runtime.dataplane.redis_bus import start_redis
 
         broker = start_redis(root / "redis")
         bus: Any = broker.bus()

@@ -33,16 +33,16 @@ def first_output_s(root: Path, rid: str, since_ms: float, timeout_s: float = 120
 
 def one(spark: Any, bus_name: str, args: argparse.Namespace) -> dict[str, Any]:
     from reuse.runtime.accounting import observed_records
-    from reuse.runtime.bus import FileBus
+    from reuse.runtime.dataplane.bus import FileBus
+    from reuse.runtime.engines.partial.engine import Runtime
     from reuse.runtime.measure import percentile
-    from reuse.runtime.runtime import Runtime
     from reuse.testing import riot_flows
 
     flows = riot_flows("clean-sys", "clean-kalman-sys")
     root = Path(tempfile.mkdtemp(prefix=f"bus-{bus_name}-"))
     broker = None
     if bus_name == "redis":
-        from reuse.runtime.redis_bus import start_redis
+        from reuse.runtime.dataplane.redis_bus import start_redis
 
         broker = start_redis(root / "redis")
         bus: Any = broker.bus()

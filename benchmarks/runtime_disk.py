@@ -4,7 +4,7 @@ Reuse, partial merge, at ``--rate`` events/s per source (default 100) for ``--mi
 (default 60): five RIoTBench dataflows over the three sources (stats-moment-sys, clean-sys and
 pred-classify-sys share SYS's parse task through the bus; clean-taxi; stats-fit), submitted one
 after the other and left running. Every ``--sample-seconds`` (default 60) the run directory is
-measured with :func:`reuse.runtime.retention.disk_usage` (bytes allocated, as ``du`` counts):
+measured with :func:`reuse.runtime.dataplane.retention.disk_usage` (bytes allocated, as ``du`` counts):
 topics, checkpoints (Spark's offset and commit logs, task states) and the runtime's own files,
 and apart the sink records (outputs, which grow by design). Printed: one row per sample, then the
 maximum and final bounded bytes against the bound, and the growth between the run's two halves.
@@ -41,8 +41,8 @@ BOUND_MIB = 32
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from reuse.runtime.accounting import account
-    from reuse.runtime.retention import BOUNDED_PARTS, disk_usage
-    from reuse.runtime.runtime import Runtime
+    from reuse.runtime.dataplane.retention import BOUNDED_PARTS, disk_usage
+    from reuse.runtime.engines.partial.engine import Runtime
     from reuse.runtime.session import get_session, stop_session
     from reuse.testing import riot_flows, warm_up
 

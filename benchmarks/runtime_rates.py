@@ -70,10 +70,10 @@ def cell(mode: str, rate: float, args: argparse.Namespace) -> dict[str, Any]:
     from runtime_seq_peak import workload
 
     from reuse.core.traces import seq_trace
-    from reuse.runtime.inplace import InplaceRuntime
+    from reuse.runtime.common.policy import live_policy
+    from reuse.runtime.engines.partial.engine import Runtime
+    from reuse.runtime.engines.shared.engine import InplaceRuntime
     from reuse.runtime.measure import CpuMeter, SinkTail, percentile
-    from reuse.runtime.policy import live_policy
-    from reuse.runtime.runtime import Runtime
     from reuse.runtime.session import get_session, stop_session
 
     flows = workload(args.workload, args.n)

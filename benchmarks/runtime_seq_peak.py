@@ -79,8 +79,8 @@ def window(rt: Any, meter: Any, tail: Any, seconds: float) -> dict[str, Any]:
 
 def run_mode(mode: str, flows: list[Any], args: argparse.Namespace) -> dict[str, Any]:
     from reuse.core.traces import seq_trace
+    from reuse.runtime.engines.partial.engine import Runtime
     from reuse.runtime.measure import CpuMeter, SinkTail
-    from reuse.runtime.runtime import Runtime
     from reuse.runtime.session import get_session, stop_session
 
     order = [op.dag for op in seq_trace([f.id for f in flows], seed=args.seed)
@@ -176,7 +176,7 @@ def main() -> None:
     for f in flows:
         m.submit(f)
     default_tasks, reuse_tasks = m.default_task_count, m.task_count
-    from reuse.runtime.partial import task_kind
+    from reuse.runtime.common.execution import task_kind
 
     # sources are shared replay streams in both modes here, so the CPU-relevant task saving is
     # the one over non-source tasks (both are printed)

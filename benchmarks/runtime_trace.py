@@ -40,7 +40,7 @@ def op_effects(root: Path, trigger_s: float) -> dict[str, Any]:
     from statistics import median
 
     from reuse.runtime.accounting import observed_records
-    from reuse.runtime.partial import read_json
+    from reuse.runtime.common.files import read_json
 
     led = read_json(root / "ledger.json")
     recs = {rid: observed_records(root, rid) for d in led["dags"].values()

@@ -30,8 +30,8 @@ REMOVED = "clean-kalman-sys"
 
 def variant(spark: Any, name: str, args: argparse.Namespace) -> dict[str, Any]:
     from reuse.runtime.accounting import account, observed_records
+    from reuse.runtime.engines.partial.engine import Runtime
     from reuse.runtime.measure import CpuMeter, percentile
-    from reuse.runtime.runtime import Runtime
     from reuse.testing import riot_flows
 
     flows = riot_flows(*DAGS)

@@ -25,14 +25,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from reuse.analysis.figure4 import replay_users  # noqa: E402
+from reuse.analysis.walks import median_walk_seed, walk_stats  # noqa: E402
 from reuse.figures.batch import ROOT, markdown_table  # noqa: E402
 from reuse.figures.billing import billing_figures  # noqa: E402
-from reuse.analysis.figure4 import replay_users  # noqa: E402
-from reuse.figures.traces import PlannerRun, plot_reuse_histogram, plot_running_tasks, summary_row  # noqa: E402
 from reuse.figures.seeds import figure4_figures, plot_figure4_both, seeds_figures  # noqa: E402
-from reuse.workloads.trace_registry import TRACE_SEEDS, build_trace  # noqa: E402
-from reuse.analysis.walks import median_walk_seed, walk_stats  # noqa: E402
+from reuse.figures.traces import PlannerRun, plot_reuse_histogram, plot_running_tasks, summary_row  # noqa: E402
 from reuse.workloads.registry import load_workload  # noqa: E402
+from reuse.workloads.trace_registry import TRACE_SEEDS, build_trace  # noqa: E402
 
 TRACES = ("seq", "rw1", "rw2")
 DPI = 80

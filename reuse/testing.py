@@ -40,7 +40,7 @@ def warm_up(session: SparkSession) -> None:
     steps. The task code itself is still imported by the first batch that runs a task."""
 
     def touch(frames: Iterator[Any]) -> Iterator[Any]:
-        import reuse.runtime.partial  # noqa: F401 - imported for its side effect: warm caches
+        import reuse.runtime.engines.partial.dag  # noqa: F401 - imported for its side effect: warm caches
 
         yield from frames
 
@@ -58,7 +58,7 @@ def riot_flows(*ids: str, data_dir: str | Path | None = None) -> dict[str, Any]:
 
 
 def ledger_task(task: Any, at: int) -> dict[str, Any]:
-    """A started task (:class:`reuse.runtime.planners.NewTask`) as the runtime's ledger holds
+    """A started task (:class:`reuse.runtime.common.planners.NewTask`) as the runtime's ledger holds
     it, joined at ``at``: what the reference execution reads (tests that drive a deployment by
     hand build their ledger with it)."""
     return {"type": task.type, "config": task.config, "parents": list(task.parents),

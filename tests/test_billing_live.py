@@ -19,7 +19,7 @@ from typing import Any
 from reuse.analysis.billing import bills
 from reuse.analysis.billing_live import live_steps
 from reuse.core.dataflow import Dataflow, parse_dataflow
-from reuse.runtime.planners import DefaultPlanner, Planner, ReusePlanner
+from reuse.runtime.common.planners import DefaultPlanner, Planner, ReusePlanner
 from reuse.testing import ledger_task
 
 # A: S -> X -> sink; B and C: S -> X -> Y -> sink of their own. Reuse runs A.src, A.t0 (X) for

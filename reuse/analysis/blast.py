@@ -18,7 +18,7 @@ Default
     each submitted dataflow runs its own tasks as one unit.
 Reuse
     each running DAG (the image of ``Phi``) is one unit, as the shared-query engine keeps a
-    connected group of deployed tasks in one shard (:mod:`reuse.runtime.deploy`).
+    connected group of deployed tasks in one shard (:mod:`reuse.runtime.engines.shared.deploy`).
 Reuse + k-safety (``K``, ``U``)
     Reuse's placement, then every running task used by at least ``U`` submitted dataflows (the
     parameters of issue 13's live ``reuse run --k-safe K --replicate-min-users U``) gets ``K``
@@ -103,7 +103,7 @@ def check_parameters(executors: int, k: int, min_users: int) -> None:
 
 def replicated(users: Mapping[str, int], min_users: int) -> set[str]:
     """The tasks k-safety replicates: those used by at least ``U`` submitted dataflows. One
-    rule for this model and for the live engine (:class:`reuse.runtime.inplace.InplaceRuntime`).
+    rule for this model and for the live engine (:class:`reuse.runtime.engines.shared.engine.InplaceRuntime`).
 
     >>> sorted(replicated({"src": 3, "parse": 2, "sink": 1}, 2))
     ['parse', 'src']

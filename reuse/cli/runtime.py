@@ -35,7 +35,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     flows = {f.id: f for f in load_dataflows([d])}
     ops = load_trace(args.trace)
     check_trace(ops, flows, file=args.trace)
-    from reuse.runtime.policy import Policy
+    from reuse.runtime.common.policy import Policy
 
     pol = Policy.of(args.mode, args.merge, args.unmerge or "pause", args.default_sources)
     label = pol.label if pol.mode.value == "reuse" else f"{pol.label}, {pol.sources.value} sources"  # type: ignore[union-attr]

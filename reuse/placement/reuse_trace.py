@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from reuse.core.manager import Manager
 from reuse.placement.errors import PlacementError
 from reuse.placement.latency import (
     BITS_PER_BYTE,
@@ -181,8 +182,6 @@ def place_trace(flows: Mapping[str, Dataflow], trace: Sequence[Op], infra: Infra
         tasks, bus operators, total CPU demand (MIPS), resolution time, total AL.
         ``per_dataflow``: one row per (step, mode, dataflow) with its AL.
     """
-    from reuse.core.manager import Manager
-
     s = settings or TraceSettings()
     strategy = get_strategy(s.strategy)
     for m in s.modes:

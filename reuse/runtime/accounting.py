@@ -3,7 +3,7 @@
 The reference is a pure-Python execution of the run's running tasks (from the runtime's ledger)
 over the same deterministic source events, one source ``seq`` at a time, each task taking the
 events with ``start <= seq < end`` (its join and end cuts), parents' outputs in parent order.
-That is exactly the guarantee the runtime gives (see :mod:`reuse.runtime.runtime`): a submitted
+That is exactly the guarantee the runtime gives (see :mod:`reuse.runtime.engines.partial.engine`): a submitted
 DAG's sink outputs, over its window ``[J, R)``, are those of its running sink task in this
 execution. Reused stateful tasks are warm: they started at their own, earlier, join point.
 
@@ -26,9 +26,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from reuse.runtime.bus import safe_name
-from reuse.runtime.execution import build_task, digest, parents_first, source_event
-from reuse.runtime.planners import stream_events_name
+from reuse.runtime.common.execution import build_task, digest, parents_first, source_event
+from reuse.runtime.common.files import safe_name
+from reuse.runtime.common.planners import stream_events_name
 
 __all__ = ["parents_first", "reference_records", "observed_records", "dag_outputs", "account",
            "leaked_records", "replica_account", "copies"]

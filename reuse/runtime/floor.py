@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from reuse.core.dataflow import Dataflow
-from reuse.runtime.execution import build_task, parents_first, source_event
-from reuse.runtime.planners import make_planner
+from reuse.runtime.common.execution import build_task, parents_first, source_event
+from reuse.runtime.common.planners import make_planner
 
 __all__ = ["FloorResult", "floor_run"]
 

@@ -23,6 +23,9 @@ from typing import Any
 
 import psutil
 
+from reuse.runtime.common.files import safe_name
+from reuse.runtime.engines.shared.deploy import REPLICA_MARK
+
 __all__ = ["CpuMeter", "SinkTail", "percentile"]
 
 
@@ -150,9 +153,6 @@ class SinkTail:
         """Record files not read before (each is read once; temporary files are skipped)."""
         if not self.dir.is_dir():
             return
-        from reuse.runtime.bus import safe_name
-        from reuse.runtime.deploy import REPLICA_MARK
-
         replica_dir = safe_name(REPLICA_MARK)
         for sub in os.listdir(self.dir):
             if replica_dir in sub:
@@ -232,8 +232,6 @@ def output_gaps(root: str | os.PathLike[str], copies: Mapping[str, Sequence[str]
     replicated sink read every copy (de-duplicating by ``(seq, digest)``), so the sink is
     without output only while no copy writes: what k-safety promises to keep short when an
     executor dies."""
-    from reuse.runtime.bus import safe_name
-
     out: dict[str, float] = {}
     for sink, names in copies.items():
         times = []

@@ -11,7 +11,7 @@ output (:mod:`reuse.runtime.accounting`); missing and extra outputs are charged 
 which their source event was emitted (``lost``, ``duplicated``). On the query-per-DAG engines a
 step also reports the largest consumer lag sampled in it (``max_lag_events``: events pending
 on one topic for one partial query) and how many partial queries were throttled at some point
-in it (``throttled``; :mod:`reuse.runtime.flow_control`); the shared query has no bus: empty.
+in it (``throttled``; :mod:`reuse.runtime.dataplane.flow_control`); the shared query has no bus: empty.
 ``failures`` counts the failures recovered in the step (a restarted query; a driver death, in
 the step a resumed run measures again), and ``gap_s`` is the longest pause between two batch
 completions of the shared query in the step: the longest output pause a failure caused.
@@ -34,10 +34,10 @@ from typing import Any
 from reuse.core.dataflow import Dataflow
 from reuse.core.traces import Op, check_trace
 from reuse.runtime.accounting import account, leaked_records, reference_records, replica_account
+from reuse.runtime.common.policy import LIVE_MODES, Policy
+from reuse.runtime.engines.partial.engine import Runtime
 from reuse.runtime.journal import JOURNAL, JournalState, RunJournal, step_started_ms
 from reuse.runtime.measure import CpuMeter, SinkTail, percentile
-from reuse.runtime.policy import LIVE_MODES, Policy
-from reuse.runtime.runtime import Runtime
 
 __all__ = ["CSV_COLUMNS", "LIVE_MODES", "live_run", "resume_run", "run_trace", "write_rows"]
 
@@ -61,8 +61,8 @@ def run_trace(runtime: Any, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
               resumed: JournalState | None = None) -> list[dict[str, Any]]:
     """Enact ``ops`` one per step on ``runtime``; return the CSV rows (see module doc).
 
-    ``runtime``: a :class:`~reuse.runtime.runtime.Runtime` (a query per partial DAG) or an
-    :class:`~reuse.runtime.inplace.InplaceRuntime` (the shared query); both take the same calls.
+    ``runtime``: a :class:`~reuse.runtime.engines.partial.engine.Runtime` (a query per partial DAG) or an
+    :class:`~reuse.runtime.engines.shared.engine.InplaceRuntime` (the shared query); both take the same calls.
     ``warmup_s``: the sources run that long before the first step, unmeasured, so step 1 is
     not charged with the JVM's warm-up (both modes get the same). ``progress`` gets one line
     per step; a callable with a ``step(n, total, row)`` method also gets each row (the
@@ -71,7 +71,7 @@ def run_trace(runtime: Any, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
     ``journal`` (shared-query engine): every operation and row is journaled, with
     ``journal_params`` in the start record, so ``reuse run --resume`` can finish the run if
     this process dies. ``resumed``: the journal of such a run, whose engine has been rebuilt
-    (:meth:`~reuse.runtime.inplace.InplaceRuntime.replay`); its rows are kept, the step the
+    (:meth:`~reuse.runtime.engines.shared.engine.InplaceRuntime.replay`); its rows are kept, the step the
     driver died in is measured again from now (``failures`` counts the death), and the trace
     goes on from the first operation never enacted.
     """
@@ -167,7 +167,7 @@ def run_trace(runtime: Any, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
         if ledger.get("replicas"):
             rep = replica_account(runtime.root, ledger, upto, ref)
             runtime.replica_report = rep
-            from reuse.runtime.partial import write_json
+            from reuse.runtime.common.files import write_json
 
             write_json(Path(runtime.root) / "replicas.json", rep)
             if progress:
@@ -332,7 +332,7 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
     new run refuses a ``root`` that already holds one.
 
     The one entry point of ``reuse run`` and the notebooks. The live mode is ``policy`` (a
-    :class:`~reuse.runtime.policy.Policy` or a :data:`LIVE_MODES` name), else built from
+    :class:`~reuse.runtime.common.policy.Policy` or a :data:`LIVE_MODES` name), else built from
     ``mode``, ``merge`` and ``unmerge`` (``None``: the paper's ``pause`` for the query-per-DAG
     engine) and ``default_sources`` (Default only: ``"private"``, the default, or ``"shared"``,
     query-per-DAG engines only). ``shards`` and ``max_events`` are the inplace engine's; ``bus``
@@ -345,7 +345,7 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
     from pyspark.sql import SparkSession
 
     from reuse.runtime import SparkRuntimeError
-    from reuse.runtime.bus import FileBus
+    from reuse.runtime.dataplane.bus import FileBus
     from reuse.runtime.session import get_session, stop_session
 
     root = Path(root)
@@ -371,7 +371,7 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
     if pol.engine == "inplace":
         pass  # no bus: every task runs inside the shared query
     elif bus == "redis":
-        from reuse.runtime.redis_bus import start_redis
+        from reuse.runtime.dataplane.redis_bus import start_redis
 
         broker = start_redis(root / "redis")
         bus_obj = broker.bus()
@@ -393,7 +393,7 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
             rt: Any
             dd = None if data_dir is None else str(data_dir)
             if pol.engine == "inplace":
-                from reuse.runtime.inplace import InplaceRuntime
+                from reuse.runtime.engines.shared.engine import InplaceRuntime
 
                 rt = InplaceRuntime(spark, root, mode=pol.mode.value, shards=shards, rate=rate,
                                     trigger_s=trigger_s, pi_iterations=pi_iterations,

@@ -1,6 +1,7 @@
 """The SparkSession the runtime uses, configured for many small streaming queries on 2 cores.
 
-Why these settings (measured on this machine, see ``/work/shared/SPARK-ON-THIS-MACHINE.md``):
+Why these settings (measured on this machine, see the shared folder's
+``SPARK-ON-THIS-MACHINE.md``):
 
 - ``SPARK_LOCAL_IP=127.0.0.1`` and ``PYSPARK_PYTHON=sys.executable`` must be set before the JVM
   starts, or Spark binds another interface and Python workers run the system interpreter.
@@ -84,7 +85,7 @@ def get_session(master: str = DEFAULT_MASTER, *, ui: bool = False,
         builder = builder.config(k, v)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    from reuse.runtime.bus import register_sources
+    from reuse.runtime.dataplane.sources import register_sources
 
     register_sources(spark)
     return spark

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from reuse.core.dataflow import Dataflow
 from reuse.core.traces import Op, load_trace
-from reuse.workloads.registry import ROOT, load_workload
+from reuse.workloads.registry import ROOT, load_workload, workload_folder
 from reuse.workloads.trace_registry import build_trace
 
 __all__ = ["WORKLOADS", "TRACE_KINDS", "Paths", "load_scenario"]
@@ -44,8 +44,6 @@ class Paths:
     @classmethod
     def default(cls, root: str | Path | None = None) -> Paths:
         if root is None:
-            from reuse.workloads.registry import workload_folder
-
             return cls(workload_folder("figure1"), ROOT / "tests/fixtures/figure1-trace.json",
                        workload_folder("riot"), workload_folder("opmw"))
         base = Path(root)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from reuse.runtime.bus import Bus, FileBus
+from reuse.runtime.dataplane.bus import Bus, FileBus
 from reuse.testing import spark  # noqa: F401 - re-exported fixture
 
 
@@ -31,7 +31,7 @@ def redis_bus(tmp_path: Path) -> Iterator[Bus]:
 def _redis_bus(tmp_path: Path) -> Iterator[Bus]:
     if shutil.which("redis-server") is None:
         pytest.skip("redis-server is not installed")
-    from reuse.runtime.redis_bus import start_redis
+    from reuse.runtime.dataplane.redis_bus import start_redis
 
     broker = start_redis(tmp_path / "redis")
     try:

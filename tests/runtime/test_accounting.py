@@ -23,12 +23,11 @@ import pytest
 
 from reuse.core.dataflow import Dataflow, parse_dataflow
 from reuse.runtime.accounting import account, leaked_records, reference_records, replica_account
-from reuse.runtime.bus import safe_name
-from reuse.runtime.deploy import REPLICA_MARK
-from reuse.runtime.execution import parents_first, record_line
-from reuse.runtime.partial import write_json, write_records
-from reuse.runtime.planners import DefaultPlanner, ReusePlanner
-from reuse.runtime.shard import run_shard
+from reuse.runtime.common.execution import parents_first, record_line
+from reuse.runtime.common.files import safe_name, write_json, write_records
+from reuse.runtime.common.planners import DefaultPlanner, ReusePlanner
+from reuse.runtime.engines.shared.deploy import REPLICA_MARK
+from reuse.runtime.engines.shared.shard import run_shard
 from reuse.testing import ledger_task
 
 RATE = 10.0

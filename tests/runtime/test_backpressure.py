@@ -2,7 +2,7 @@
 
 The reader's methods are called as Spark calls them (``latestOffset`` with the previous end,
 ``partitions``, ``read``, then ``commit``), so a slow consumer, a fast one and a late joiner
-share a topic on each bus while :class:`~reuse.runtime.retention.BusUpkeep` truncates it.
+share a topic on each bus while :class:`~reuse.runtime.dataplane.retention.BusUpkeep` truncates it.
 """
 
 from __future__ import annotations
@@ -14,11 +14,14 @@ from typing import Any
 
 import pytest
 
-from reuse.runtime.bus import Bus, BusDataSource, BusError, FileBus
-from reuse.runtime.flow_control import Limits
-from reuse.runtime.frames import FrameError, decode_frame, encode_frame, peek_frame
-from reuse.runtime.partial import BatchStates, PartialHandler, read_json, write_json
-from reuse.runtime.retention import BusUpkeep
+from reuse.runtime.common.files import read_json, write_json
+from reuse.runtime.common.states import BatchStates
+from reuse.runtime.dataplane.bus import Bus, BusError, FileBus
+from reuse.runtime.dataplane.flow_control import Limits
+from reuse.runtime.dataplane.frames import FrameError, decode_frame, encode_frame, peek_frame
+from reuse.runtime.dataplane.retention import BusUpkeep
+from reuse.runtime.dataplane.sources import BusDataSource
+from reuse.runtime.engines.partial.dag import PartialHandler
 
 TOPIC = "src:SYS"
 

@@ -3,7 +3,7 @@
 Reuse, partial merge, FileBus. stats-moment-sys runs first; clean-sys and pred-classify-sys
 then each reuse its SYS parse task, so their two queries consume one shared topic (the parse
 task's output). For source seq 400-700 (15 s) clean-sys's query is made 10 times slower than its
-producer (:meth:`~reuse.runtime.runtime.Runtime.slow_down`); then it is fast again. Meanwhile
+producer (:meth:`~reuse.runtime.engines.partial.engine.Runtime.slow_down`); then it is fast again. Meanwhile
 the runtime truncates topics every 2 s and the test samples every query's lag report, the
 slow consumer's committed offsets and the shared topic's truncation point.
 
@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from reuse.runtime.accounting import account, leaked_records, observed_records
-from reuse.runtime.runtime import Runtime
+from reuse.runtime.engines.partial.engine import Runtime
 from reuse.testing import riot_flows
 
 pytestmark = pytest.mark.spark

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from reuse.runtime.bus import Bus, FileBus, RedisBus
-from reuse.runtime.frames import FrameError, decode_frame, encode_frame
-from reuse.runtime.partial import run_batch
+from reuse.runtime.dataplane.bus import Bus, FileBus, RedisBus
+from reuse.runtime.dataplane.frames import FrameError, decode_frame, encode_frame
+from reuse.runtime.engines.partial.dag import run_batch
 
 TOPIC = "etl-sys.parse#2"
 

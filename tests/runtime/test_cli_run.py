@@ -94,7 +94,7 @@ def _pid_alive(pid: int) -> bool:
 def test_run_on_redis_bus(spark: Any, tmp_path: Path) -> None:
     """``--bus redis``: reused outputs cross a real Redis Streams broker the run starts and
     stops itself; the broker's CPU is part of ``cores``."""
-    from reuse.runtime import redis_bus
+    from reuse.runtime.dataplane import redis_bus
 
     started: list[int] = []
     real_start = redis_bus.start_redis

@@ -16,11 +16,11 @@ import pytest
 from reuse.core.dataflow import parse_dataflow
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.accounting import reference_records
-from reuse.runtime.deploy import Deployment, End, Free, Move, Start
-from reuse.runtime.execution import digest
-from reuse.runtime.planners import DefaultPlanner, Placement, Removal, ReusePlanner
-from reuse.runtime.policy import LIVE_MODES, Merge, Mode, Policy, Unmerge, live_policy
-from reuse.runtime.shard import run_shard
+from reuse.runtime.common.execution import digest
+from reuse.runtime.common.planners import DefaultPlanner, Placement, Removal, ReusePlanner
+from reuse.runtime.common.policy import LIVE_MODES, Merge, Mode, Policy, Unmerge, live_policy
+from reuse.runtime.engines.shared.deploy import Deployment, End, Free, Move, Start
+from reuse.runtime.engines.shared.shard import run_shard
 from reuse.testing import ledger_task, riot_flows
 
 

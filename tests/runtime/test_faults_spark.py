@@ -21,9 +21,9 @@ import psutil
 import pytest
 
 from reuse.runtime.accounting import account, leaked_records
-from reuse.runtime.inplace import InplaceRuntime
+from reuse.runtime.engines.partial.engine import Runtime
+from reuse.runtime.engines.shared.engine import InplaceRuntime
 from reuse.runtime.measure import forked_python_workers
-from reuse.runtime.runtime import Runtime
 from reuse.testing import ROOT, journal_kinds, riot_flows
 from reuse.workloads.riotbench import build_dataflows, write_dags
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reuse.runtime import SparkRuntimeError
-from reuse.runtime.flow_control import (
+from reuse.runtime.dataplane.flow_control import (
     Consumer,
     Limits,
     admit,

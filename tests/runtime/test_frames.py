@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reuse.runtime import SparkRuntimeError
-from reuse.runtime.execution import source_event
-from reuse.runtime.frames import (
+from reuse.runtime.common.execution import source_event
+from reuse.runtime.dataplane.frames import (
     ENTROPY_THRESHOLD,
     Frame,
     FrameError,

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from reuse.runtime.accounting import account, dag_outputs, leaked_records
-from reuse.runtime.inplace import InplaceRuntime
+from reuse.runtime.engines.shared.engine import InplaceRuntime
 from reuse.testing import riot_flows
 
 pytestmark = pytest.mark.spark

@@ -16,9 +16,9 @@ import pytest
 
 from reuse.core.dataflow import Dataflow, parse_dataflow
 from reuse.core.errors import ReuseError, StateError
-from reuse.runtime.deploy import Deployment
+from reuse.runtime.common.planners import ReusePlanner
+from reuse.runtime.engines.shared.deploy import Deployment
 from reuse.runtime.journal import JOURNAL, RunJournal, load_journal
-from reuse.runtime.planners import ReusePlanner
 
 
 def _chain(dag: str, *types: str) -> Dataflow:

@@ -17,9 +17,9 @@ import pytest
 from reuse.core.dataflow import parse_dataflow
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.accounting import copies, reference_records
-from reuse.runtime.deploy import REPLICA_MARK, Deployment, End, Move, Replicate
-from reuse.runtime.planners import DefaultPlanner, ReusePlanner
-from reuse.runtime.shard import run_shard, seed_replicas
+from reuse.runtime.common.planners import DefaultPlanner, ReusePlanner
+from reuse.runtime.engines.shared.deploy import REPLICA_MARK, Deployment, End, Move, Replicate
+from reuse.runtime.engines.shared.shard import run_shard, seed_replicas
 from reuse.testing import ledger_task, riot_flows
 
 

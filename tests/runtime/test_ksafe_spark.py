@@ -5,7 +5,7 @@ Two identical dataflows over SYS (a stateful Kalman filter before the sink) make
 chain shared when the second arrives, so the chain's replicas join mid-run, seeded with the
 primary's saved state; ``clean-sys`` shares only the source and the parser. With two 1-core
 workers the shared query's two shards run as two Spark tasks on the two executors at once,
-which is where the replicas' anti-affinity comes from (``reuse.runtime.deploy``).
+which is where the replicas' anti-affinity comes from (``reuse.runtime.engines.shared.deploy``).
 """
 
 from __future__ import annotations

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from reuse.runtime.bus import FileBus, emitted_bound, source_event
-from reuse.runtime.frames import FrameError, decode_frame, encode_frame
-from reuse.runtime.partial import run_batch
+from reuse.runtime.common.execution import emitted_bound, source_event
+from reuse.runtime.dataplane.bus import FileBus
+from reuse.runtime.dataplane.frames import FrameError, decode_frame, encode_frame
+from reuse.runtime.engines.partial.dag import run_batch
 
 SPEC = {
     "name": "q", "launch": 1,

@@ -9,11 +9,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from reuse.runtime.bus import FileBus
-from reuse.runtime.frames import encode_frame
-from reuse.runtime.partial import read_json, write_json
-from reuse.runtime.retention import BusUpkeep
-from reuse.runtime.runtime import QueryInfo, Runtime
+from reuse.runtime.common.files import read_json, write_json
+from reuse.runtime.dataplane.bus import FileBus
+from reuse.runtime.dataplane.frames import encode_frame
+from reuse.runtime.dataplane.retention import BusUpkeep
+from reuse.runtime.engines.partial.engine import Runtime
+from reuse.runtime.engines.partial.queries import QueryInfo
 
 SRC = "src:SYS"
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from reuse.runtime.accounting import account, dag_outputs, leaked_records
-from reuse.runtime.runtime import Runtime
+from reuse.runtime.engines.partial.engine import Runtime
 from reuse.testing import riot_flows
 
 pytestmark = pytest.mark.spark

@@ -19,7 +19,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # most tests check the explicit mapping: variable-named sources and one sink task per output
 EXPLICIT = {"sources": "variable", "sinks": "output"}
 needs_corpus = pytest.mark.skipif(
-    not CORPUS.is_dir(), reason=f"{CORPUS} absent: copy /work/shared/data/opmw to data/opmw (set-up)")
+    not CORPUS.is_dir(), reason=f"{CORPUS} absent: run scripts/setup.sh (or copy the shared folder's data/opmw)")
 
 SINGLE_PROCESS = {"Classifier", "Classify", "CorrelationScore", "Discretize", "Modeler", "PlotTopics",
                   "Randomize", "RandomizeASpecificFile", "ReduceDataset", "TermWeighting", "test"}

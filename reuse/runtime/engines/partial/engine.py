@@ -3,7 +3,7 @@
 Mapping of the paper's Storm binding (Section 4.3) onto Spark:
 
 - *Partial DAG*: every submit that starts tasks launches ONE new query holding its new tasks
-  ``T_x`` and streams ``S*_x`` (:mod:`reuse.runtime.partial`). Running queries are never touched
+  ``T_x`` and streams ``S*_x`` (:mod:`reuse.runtime.engines.partial.dag`). Running queries are never touched
   by a merge (a running query's plan cannot change anyway).
 - *Boundary streams* ``S+_x``: a reused task ``u`` inside a running query starts copying its
   output to topic ``u`` when the runtime adds it to that query's control file (the paper's control
@@ -36,8 +36,8 @@ Mapping of the paper's Storm binding (Section 4.3) onto Spark:
 Every cut ``R`` is placed in the future (``rate * cut_margin_s`` events ahead) and checked after
 the control files are written: if the clock had already passed it, the ledger records it.
 
-*Backpressure and retention* (issue 12; :mod:`reuse.runtime.flow_control`,
-:mod:`reuse.runtime.retention`): every partial query reads the bus within a per-topic read limit
+*Backpressure and retention* (issue 12; :mod:`reuse.runtime.dataplane.flow_control`,
+:mod:`reuse.runtime.dataplane.retention`): every partial query reads the bus within a per-topic read limit
 and lag watermarks, so a slow consumer falls behind alone, in bounded batches, while its shared
 producers run on; ``poll`` samples the consumers' lag and truncates each topic behind its
 slowest live consumer.
@@ -48,124 +48,41 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reuse.core.dataflow import Dataflow
 from reuse.runtime import SparkRuntimeError
-from reuse.runtime.bus import Bus, FileBus, emitted_bound
-from reuse.runtime.execution import parents_first
-from reuse.runtime.flow_control import Consumer, Limits, default_max_events
-from reuse.runtime.frames import encode_frame
-from reuse.runtime.partial import PartialHandler, read_json, task_kind, write_json
-from reuse.runtime.planners import Planner, make_planner, private_stream, source_stream
-from reuse.runtime.policy import Merge, Mode, Policy, Unmerge
-from reuse.runtime.recovery import Failures, start_with_retries
-from reuse.runtime.retention import BusUpkeep
+from reuse.runtime.common.execution import emitted_bound, parents_first, task_kind
+from reuse.runtime.common.files import write_json
+from reuse.runtime.common.planners import Planner, make_planner, private_stream, source_stream
+from reuse.runtime.common.policy import Merge, Mode, Policy, Unmerge
+from reuse.runtime.common.recovery import Failures, start_with_retries
+from reuse.runtime.dataplane.bus import Bus, FileBus
+from reuse.runtime.dataplane.flow_control import Limits, default_max_events
+from reuse.runtime.dataplane.retention import BusUpkeep
+from reuse.runtime.engines.partial.dag import PartialHandler
+from reuse.runtime.engines.partial.queries import (
+    QueryInfo,
+    SourceHandler,
+    TaskInfo,
+    short_name,
+    stop_between_batches,
+)
+from reuse.runtime.engines.partial.upkeep import QueryUpkeep
+from reuse.tasks.resources import resolve_data_dir
+from reuse.tasks.sources import SOURCE_FILES
 
 if TYPE_CHECKING:
-    import pandas as pd
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
-__all__ = ["Runtime", "TaskInfo", "QueryInfo"]
+__all__ = ["Runtime"]
 
 
 
-@dataclass
-class TaskInfo:
-    """A running task as deployed: where it runs and which events it takes."""
-
-    id: str
-    type: str
-    config: Any
-    parents: tuple[str, ...]
-    kind: str
-    topic: str
-    query: str | None
-    start: int
-    end: int | None = None
-
-
-@dataclass
-class QueryInfo:
-    """One streaming query: a source replay or a partial DAG."""
-
-    name: str
-    kind: str  # "source" | "partial"
-    launch: int
-    tasks: list[str]
-    handle: Any
-    handler: Any
-    started_ms: float
-    status: str = "running"  # running | draining | stopped
-    publish: set[str] = field(default_factory=set)
-    record: set[str] = field(default_factory=set)
-    end: dict[str, int] = field(default_factory=dict)
-    stopped_ms: float | None = None
-    successor: str | None = None
-    spec: dict[str, Any] = field(default_factory=dict)
-    inputs: tuple[list[str], dict[str, str]] = ([], {})
-    topics: tuple[str, ...] = ()  # a source query's topics
-    owner: str | None = None  # a private source query's dataflow incarnation
-    slow_s: float = 0.0  # test-only: seconds the handler sleeps per input event
-
-
-class _SourceHandler:
-    """foreachBatch of a source query: each stream's events of the batch become one frame whose
-    ``hw`` is the batch's last seq (see :mod:`reuse.runtime.frames`), encoded and published by
-    the Python worker that generated them (Neptune's "sources at rate"): the driver only gets
-    one count per stream, never the events."""
-
-    def __init__(self, bus: Bus, launch: int) -> None:
-        self.bus, self.launch = bus, launch
-        self.batches = 0
-        self.events = 0
-        self.in_batch = False
-
-    def __call__(self, df: DataFrame, batch_id: int) -> None:
-        self.in_batch = True
-        try:
-            self._batch(df, batch_id)
-        finally:
-            self.in_batch = False
-
-    def _batch(self, df: DataFrame, batch_id: int) -> None:
-        key = f"{self.launch:06d}-{batch_id:09d}"
-        counts = df.mapInPandas(_publish_sources(self.bus.spec(), key),
-                                "src string, events long").collect()
-        self.events += sum(int(n) for _, n in counts)
-        self.batches += 1
-
-
-def _publish_sources(bus_spec: dict[str, str], key: str,
-                     ) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
-    """The worker side of :class:`_SourceHandler`: group the batch's rows by stream, publish
-    one frame per stream under ``key`` (a re-run batch rewrites the same message), yield the
-    counts."""
-    def fn(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        import pandas as pd
-
-        from reuse.runtime.bus import make_bus
-
-        bus = make_bus(bus_spec)
-        by_src: dict[str, list[tuple[int, str]]] = {}
-        for f in frames:
-            for seq, src, value in zip(f["seq"], f["src"], f["value"], strict=True):
-                by_src.setdefault(src, []).append((int(seq), value))
-        out = []
-        for src, rows in by_src.items():
-            rows.sort()
-            bus.publish(f"src:{src}", key, encode_frame(rows[-1][0], [v for _, v in rows]))
-            out.append((src, len(rows)))
-        yield pd.DataFrame(out, columns=["src", "events"])
-
-    return fn
-
-
-class Runtime:
+class Runtime(QueryUpkeep):
     """Live Spark enactment of submits and removes.
 
     Parameters
@@ -203,7 +120,7 @@ class Runtime:
     max_events_per_trigger
         Events per topic a lagging (throttled) partial query admits per micro-batch (default:
         ten triggers' worth of one source times the parse fan-out allowance,
-        :func:`~reuse.runtime.flow_control.default_max_events`; ``0``: no bound and no
+        :func:`~reuse.runtime.dataplane.flow_control.default_max_events`; ``0``: no bound and no
         throttling).
     lag_high, lag_low
         The lag watermarks (events) of every partial query's reader: throttled above
@@ -223,15 +140,13 @@ class Runtime:
         self.policy = Policy.of(mode, merge, unmerge, sources)
         if self.policy.engine != "queries":
             raise SparkRuntimeError("merge 'inplace' runs on the shared-query engine "
-                                    "(reuse.runtime.inplace.InplaceRuntime)")
+                                    "(reuse.runtime.engines.shared.engine.InplaceRuntime)")
         self.merge = self.policy.merge.value
         self.spark = spark
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self.mode, self.unmerge = self.policy.mode.value, self.policy.unmerge.value
         self.rate, self.trigger_s = float(rate), float(trigger_s)
-        from reuse.tasks.resources import resolve_data_dir
-
         self.data_dir = str(resolve_data_dir(data_dir))
         self.opts = {"data_dir": self.data_dir, "pi_iterations": int(pi_iterations),
                      "record": record, "limit": limit}
@@ -240,7 +155,7 @@ class Runtime:
         self.limit = limit
         self.cut_margin = max(1, round(self.rate * cut_margin_s))
         # Reuse or Default: what a submit or remove means in runtime tasks (fresh ids, one
-        # incarnation per submission: see reuse.runtime.planners)
+        # incarnation per submission: see reuse.runtime.common.planners)
         self.planner: Planner = make_planner(self.policy.shares)
         self.tasks: dict[str, TaskInfo] = {}
         # one entry per *incarnation* of a submitted DAG (a random walk may submit a DAG again
@@ -254,7 +169,7 @@ class Runtime:
              else int(max_events_per_trigger))
         self.limits = Limits(n, lag_high, lag_low) if n > 0 else Limits(None)
         self.upkeep = BusUpkeep(self.bus, self.root, retention_s=retention_s)
-        # restarts from checkpoints, and when to give up (reuse.runtime.recovery)
+        # restarts from checkpoints, and when to give up (reuse.runtime.common.recovery)
         self.failures = Failures()
 
     # --- clock and cuts ------------------------------------------------------------------------
@@ -287,8 +202,8 @@ class Runtime:
     def _start_sources(self, streams: list[tuple[str, str]], owner: str | None = None) -> str:
         """One replay query pacing ``streams`` (``[(name, type)]``) together; its name."""
         self._launch += 1
-        name = f"src{self._launch}-{_short(owner or streams[0][0])}"
-        handler = _SourceHandler(self.bus, self._launch)
+        name = f"src{self._launch}-{short_name(owner or streams[0][0])}"
+        handler = SourceHandler(self.bus, self._launch)
         start = max(0, self.bound() + 1)
         opts = {"streams": json.dumps(streams), "t0": str(self.t0), "rate": str(self.rate),
                 "start": str(start), "data_dir": self.data_dir,
@@ -311,8 +226,6 @@ class Runtime:
         since a query per synthetic source would cost more than the tasks they feed. With
         private sources (Default's default) there is nothing to start ahead: each dataflow's
         replay starts with it."""
-        from reuse.tasks.sources import SOURCE_FILES
-
         if self.policy.private_sources:
             return
         synthetic = []
@@ -334,13 +247,6 @@ class Runtime:
                 .trigger(processingTime=f"{self.trigger_s} seconds").start())
 
     # --- partial DAG queries -------------------------------------------------------------------
-
-    def _control(self, qi: QueryInfo) -> None:
-        ctl: dict[str, Any] = {"publish": sorted(qi.publish), "end": qi.end,
-                               "record": sorted(qi.record)}
-        if qi.slow_s:
-            ctl["slow_s"] = qi.slow_s
-        write_json(self.root / "control" / f"{qi.name}.json", ctl)
 
     def _bus_input(self, name: str, in_topics: list[str], offsets: dict[str, str]) -> DataFrame:
         """The ``reusebus`` stream of a partial query, with its read limit and watermarks, and
@@ -375,7 +281,7 @@ class Runtime:
         if start_floor is not None:
             self._check_future(cut, f"handover {label}")
         self._launch += 1
-        name = f"q{self._launch}-{_short(label)}"
+        name = f"q{self._launch}-{short_name(label)}"
         spec = {
             "name": name, "launch": self._launch,
             "tasks": [{"id": t, "type": self.tasks[t].type, "config": self.tasks[t].config,
@@ -615,7 +521,7 @@ class Runtime:
     def _restart(self, qi: QueryInfo) -> None:
         handler: Any
         if qi.kind == "source":
-            handler = _SourceHandler(self.bus, qi.launch)
+            handler = SourceHandler(self.bus, qi.launch)
             df = self._replay_input(qi.spec["replay"])
         else:
             handler = PartialHandler(qi.spec, str(self.root), self.bus.spec())
@@ -628,7 +534,8 @@ class Runtime:
 
     def _recover(self, qi: QueryInfo, error: str) -> None:
         """Start a failed query again from its checkpoint (its failed batch re-run exactly
-        once), as :mod:`reuse.runtime.recovery` decides; the paper's engine gave up instead."""
+        once), as :mod:`reuse.runtime.common.recovery` decides; the paper's engine gave up
+        instead."""
         self.log.append(self.failures.record(qi.name, error, batches=qi.handler.batches))
         try:
             qi.handle.stop()
@@ -637,167 +544,6 @@ class Runtime:
         start_with_retries(lambda: self._restart(qi), query=qi.name,
                            attempts=self.failures.max_restarts, log=self.log)
         self.log.append({"event": "restart", "query": qi.name, "ms": time.time() * 1000})
-
-    # --- upkeep --------------------------------------------------------------------------------
-
-    def poll(self) -> None:
-        """Stop drained queries, stop publishing topics nobody still reads, restart failed
-        queries from their checkpoints."""
-        for qi in list(self.queries.values()):
-            if qi.status == "stopped":
-                continue
-            exc = qi.handle.exception() if qi.handle is not None else None
-            if exc is not None:
-                self._recover(qi, str(exc).splitlines()[0][:300])
-                continue
-            if qi.kind == "source" and qi.status == "draining":
-                if not self._topics_read(qi.topics):
-                    self._stop(qi)
-                continue
-            if qi.status == "draining" and (self.root / "final" / f"{qi.name}.json").exists():
-                self._stop(qi)
-        for qi in self.queries.values():
-            if qi.kind != "partial" or qi.status == "stopped" or not qi.publish:
-                continue
-            keep = {p for p in qi.publish if self._still_read(p, qi.name)}
-            if keep != qi.publish:
-                qi.publish = keep
-                self._control(qi)
-        self.upkeep.tick(self._live_partials, self.consumers, self._topics)
-
-    def _stop(self, qi: QueryInfo) -> None:
-        _stop_between_batches(qi)
-        qi.handle.stop()
-        qi.status = "stopped"
-        qi.stopped_ms = time.time() * 1000
-        self.log.append({"event": "stopped", "query": qi.name, "ms": qi.stopped_ms})
-        if qi.kind == "partial":
-            self.upkeep.forget(qi.name)
-
-    # --- backpressure and retention -------------------------------------------------------------
-
-    def _live_partials(self) -> list[str]:
-        return [qn for qn, qi in self.queries.items()
-                if qi.kind == "partial" and qi.status != "stopped"]
-
-    def consumers(self) -> list[Consumer]:
-        """Every partial query not stopped (running, paused or draining), as retention sees
-        it: its input topics, its start offsets and what it has committed."""
-        return [self.upkeep.consumer(qi.name, qi.inputs[0], qi.inputs[1])
-                for qi in self.queries.values()
-                if qi.kind == "partial" and qi.status != "stopped"]
-
-    def _topics(self) -> set[str]:
-        """Every topic this runtime has made or read (sources' and tasks' outputs)."""
-        out = {t for qi in self.queries.values() for t in (*qi.topics, *qi.inputs[0])}
-        out.update(t.topic for t in self.tasks.values() if t.kind != "sink")
-        return out
-
-    def retain(self) -> int:
-        """Truncate every topic behind its slowest live consumer now; messages deleted
-        (:meth:`poll` does this every ``retention_s``)."""
-        return self.upkeep.retain(self.consumers(), self._topics())
-
-    def lag(self) -> dict[str, dict[str, Any]]:
-        """The latest lag report of each live partial query (see
-        :meth:`~reuse.runtime.flow_control.Admission.report`)."""
-        out = {}
-        for qn in self._live_partials():
-            rep = self.upkeep.lag(qn)
-            if rep is not None:
-                out[qn] = rep
-        return out
-
-    def take_lag(self) -> tuple[int, int]:
-        """``(largest lag in events, partial queries throttled)`` sampled since the last call
-        (a run's step reports it as ``max_lag_events`` and ``throttled``)."""
-        self.upkeep.sample(self._live_partials())
-        return self.upkeep.take()
-
-    def slow_down(self, qname: str, factor: float) -> None:
-        """Test-only: make a partial query ``factor`` times slower than its producers: after
-        each batch its handler sleeps ``factor`` times the source time the batch advanced its
-        high-water mark (``factor / rate`` seconds per source ``seq``); ``factor`` 0 ends the
-        slowdown (a sleep in progress is cut short). The sleep is in the driver's
-        ``foreachBatch`` thread of that query only: it holds no Spark task slot and no core, so
-        it slows that tenant and nothing else, as a slow machine would."""
-        qi = self.queries[qname]
-        qi.slow_s = float(factor) / self.rate if factor else 0.0
-        self._control(qi)
-        self.log.append({"event": "slow_down", "query": qname, "factor": factor,
-                         "ms": time.time() * 1000})
-
-    def _topics_read(self, topics: Iterable[str]) -> bool:
-        """Whether a partial query that has not finished still reads any of ``topics`` (a
-        private source replay runs until its dataflow's query has drained past its cut)."""
-        wanted = set(topics)
-        return any(qi.kind == "partial" and qi.status != "stopped"
-                   and not (self.root / "final" / f"{qi.name}.json").exists()
-                   and wanted.intersection(qi.inputs[0])
-                   for qi in self.queries.values())
-
-    def _still_read(self, producer_task: str, producer_query: str) -> bool:
-        """Whether a query other than the producer still needs the task's topic: it has a live
-        task reading it, or an ended one that has not yet drained past its end cut (a
-        hand-over predecessor keeps reading until its final state)."""
-        for qi in self.queries.values():
-            if qi.kind != "partial" or qi.status == "stopped" or qi.name == producer_query:
-                continue
-            if producer_task in qi.tasks:
-                continue
-            if (self.root / "final" / f"{qi.name}.json").exists():
-                continue
-            for t in qi.tasks:
-                if producer_task in self.tasks[t].parents:
-                    end = qi.end.get(t)
-                    if end is None or self.qhw(qi.name) < end - 1:
-                        return True
-        return False
-
-    def qhw(self, qname: str) -> int:
-        """High-water mark of a query: every source event ``<=`` it is fully processed."""
-        qi = self.queries[qname]
-        if qi.kind == "source":
-            h = qi.handler
-            return -1 if not h.batches else self._source_last(qi)
-        last = qi.handler.states.last if qi.handler is not None else None
-        if last is None:
-            st = read_json(self.root / "final" / f"{qname}.json")
-            return int(st["qhw"]) if st else -1
-        return int(last[1].get("qhw", -1))
-
-    def _source_last(self, qi: QueryInfo) -> int:
-        prog = qi.handle.lastProgress
-        try:
-            return int(prog["sources"][0]["endOffset"]["seq"]) - 1 if prog else -1
-        except (KeyError, TypeError, ValueError):
-            return -1
-
-    def wait_processed(self, seq: int, timeout_s: float = 120.0) -> None:
-        """Block until every live partial query has processed every event ``<= seq``
-        (drained queries count as done), polling as it goes."""
-        deadline = time.time() + timeout_s
-        while True:
-            self.poll()
-            pending = [qn for qn, qi in self.queries.items()
-                       if qi.kind == "partial" and qi.status != "stopped"
-                       and not (self.root / "final" / f"{qn}.json").exists()
-                       and self.qhw(qn) < seq]
-            if not pending:
-                return
-            if time.time() > deadline:
-                raise SparkRuntimeError(f"queries {pending} did not reach seq {seq} in "
-                                        f"{timeout_s:.0f}s")
-            time.sleep(0.2)
-
-    def wait_stopped(self, timeout_s: float = 120.0) -> None:
-        """Block until every draining query has been stopped."""
-        deadline = time.time() + timeout_s
-        while any(qi.status == "draining" for qi in self.queries.values()):
-            self.poll()
-            if time.time() > deadline:
-                raise SparkRuntimeError("draining queries did not finish in time")
-            time.sleep(0.2)
 
     # --- reporting -----------------------------------------------------------------------------
 
@@ -836,7 +582,7 @@ class Runtime:
         """Stop every query this runtime started (the session stays up)."""
         for qi in self.queries.values():
             if qi.status != "stopped" and qi.handle is not None:
-                _stop_between_batches(qi)
+                stop_between_batches(qi)
                 try:
                     qi.handle.stop()
                 except Exception:  # noqa: BLE001 - best effort
@@ -848,14 +594,3 @@ class Runtime:
             shutil.rmtree(self.root, ignore_errors=True)
 
 
-def _stop_between_batches(qi: QueryInfo, timeout_s: float = 10.0) -> None:
-    """Wait (briefly) for the query's batch in flight to end: interrupting a Python
-    ``foreachBatch`` mid-call makes Spark log a long py4j error (harmless, since batches are
-    idempotent, but noisy)."""
-    deadline = time.time() + timeout_s
-    while getattr(qi.handler, "in_batch", False) and time.time() < deadline:
-        time.sleep(0.05)
-
-
-def _short(label: str) -> str:
-    return "".join(ch if ch.isalnum() or ch == "-" else "_" for ch in label)[:40]

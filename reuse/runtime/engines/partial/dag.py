@@ -30,25 +30,26 @@ recomputes the same outputs and overwrites the same names: nothing is lost or du
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reuse.runtime import SparkRuntimeError
-from reuse.runtime.bus import make_bus, safe_name
-from reuse.runtime.execution import SINK_TYPES, build_task, digest, task_kind
-from reuse.runtime.execution import cached_task as _task
-from reuse.runtime.execution import record as _record
-from reuse.runtime.frames import decode_frame, encode_frame
+from reuse.runtime.common.execution import cached_task as _task
+from reuse.runtime.common.execution import record as _record
+from reuse.runtime.common.execution import task_kind
+from reuse.runtime.common.files import read_json, write_json, write_records
+from reuse.runtime.common.states import BatchStates
+from reuse.runtime.dataplane.bus import make_bus
+from reuse.runtime.dataplane.frames import decode_frame, encode_frame
 
 if TYPE_CHECKING:
     import pandas as pd
     from pyspark.sql import DataFrame
 
-__all__ = ["task_kind", "build_task", "digest", "run_batch", "PartialHandler", "read_json",
-           "write_json", "write_records", "BatchStates", "SINK_TYPES"]
+__all__ = ["run_batch", "PartialHandler"]
+
 
 def run_batch(spec: Mapping[str, Any], control: Mapping[str, Any], state: Mapping[str, Any],
               messages: list[tuple[str, str, bytes]], now_ms: Callable[[], float] | None = None,
@@ -58,7 +59,7 @@ def run_batch(spec: Mapping[str, Any], control: Mapping[str, Any], state: Mappin
     Pure apart from the clock used to stamp sink records. Returns ``{"topics": {topic: frame},
     "sinks": {task: [record]}, "state": new_state}``; the published frames are encoded here,
     in the worker, like the input frames are decoded here. A malformed input frame raises
-    :class:`~reuse.runtime.frames.FrameError` (naming its topic and key) before anything is
+    :class:`~reuse.runtime.dataplane.frames.FrameError` (naming its topic and key) before anything is
     returned, so the batch fails and its offsets are not committed: nothing is skipped.
     """
     clock = now_ms or (lambda: time.time() * 1000)
@@ -131,73 +132,6 @@ def run_batch(spec: Mapping[str, Any], control: Mapping[str, Any], state: Mappin
     new_state = {"tasks": states, "hw": hw, "offsets": offsets, "held": held, "qhw": qhw,
                  "final": final}
     return {"topics": topics, "sinks": sinks, "state": new_state}
-
-
-def read_json(path: str | os.PathLike[str], default: Any = None) -> Any:
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return default
-
-
-def write_json(path: str | os.PathLike[str], data: Any) -> None:
-    """Atomic JSON write (temporary file + rename): readers see the old or the new file."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
-    os.replace(tmp, p)
-
-
-def write_records(sinks_dir: str | os.PathLike[str], task: str, key: str, text: str) -> None:
-    """Write one batch's sink records of a task, atomically, under a name fixed by the batch
-    (``<sinks_dir>/<task>/<key>.jsonl``): a re-run batch overwrites what it wrote before."""
-    d = Path(sinks_dir) / safe_name(task)
-    d.mkdir(parents=True, exist_ok=True)
-    tmp = d / f".{key}.{os.getpid()}.tmp"
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, d / f"{key}.jsonl")
-
-
-class BatchStates:
-    """Task states saved after each batch beside a query's checkpoint (``<batch>.json``).
-
-    A batch re-run after a restart starts from the state saved after the batch before it;
-    the latest state is kept in memory for the common case of consecutive batches, and only
-    the last ``keep`` files are kept on disk (whatever the batch ids: older ones, from before a
-    gap, are removed too), so the folder stays bounded like Spark's own offset log.
-    """
-
-    def __init__(self, state_dir: str | os.PathLike[str], keep: int = 10) -> None:
-        self.dir = Path(state_dir)
-        self.keep = keep
-        self.last: tuple[int, dict[str, Any]] | None = None
-
-    def before(self, batch_id: int) -> dict[str, Any] | None:
-        """The state saved after the latest batch before ``batch_id`` (``None``: none)."""
-        if self.last is not None and self.last[0] == batch_id - 1:
-            return self.last[1]
-        best = -1
-        if self.dir.is_dir():
-            for n in os.listdir(self.dir):
-                if n.endswith(".json") and not n.startswith("."):
-                    b = int(n[:-5])
-                    if best < b < batch_id:
-                        best = b
-        return dict(read_json(self.dir / f"{best:09d}.json")) if best >= 0 else None
-
-    def save(self, batch_id: int, state: dict[str, Any]) -> None:
-        write_json(self.dir / f"{batch_id:09d}.json", state)
-        self.last = (batch_id, state)
-        if batch_id < self.keep:
-            return
-        for n in os.listdir(self.dir):
-            if (n.endswith(".json") and not n.startswith(".")
-                    and int(n[:-5]) <= batch_id - self.keep):
-                try:
-                    os.remove(self.dir / n)
-                except FileNotFoundError:
-                    pass
 
 
 #: The worker's output rows: a published topic's frame, a sink's records, or the new state.

@@ -1,14 +1,14 @@
-"""The stream bus between partial DAGs, and the rate-paced source replay.
+"""The stream bus between partial DAGs: topics of frames, on files or on Redis Streams.
 
 A *topic* carries one running task's output stream (or one source stream). A producer appends
 one *message* per micro-batch: a key that sorts after every earlier key of the topic, and a
-*frame* (:mod:`reuse.runtime.frames`: the batch's events as JSON texts in one Arrow IPC column,
+*frame* (:mod:`reuse.runtime.dataplane.frames`: the batch's events as JSON texts in one Arrow IPC column,
 LZ4-compressed when their entropy is low). The frame carries the producer's high-water mark
 ``hw``: every source event with ``seq <= hw`` has been fully processed by the producer, so its
 outputs for those events are in this or an earlier message (consumers use it to align inputs and
 to know when they have drained). The buses move frames as opaque bytes; producers encode with
-:func:`~reuse.runtime.frames.encode_frame` and the consumer decodes with
-:func:`~reuse.runtime.frames.decode_frame` inside the query's Python worker, where task CPU is
+:func:`~reuse.runtime.dataplane.frames.encode_frame` and the consumer decodes with
+:func:`~reuse.runtime.dataplane.frames.decode_frame` inside the query's Python worker, where task CPU is
 spent, so both buses carry the same bytes.
 
 Two buses implement the same calls (``publish``, ``latest``, ``read``; ``index``, the pending
@@ -23,65 +23,38 @@ messages' event counts from their frame headers, for flow control; ``truncate`` 
   FileBus's rename over ``<key>.frame`` is: a Spark batch re-run after a failure republishes
   its messages under the same keys, and must not append a second copy.
 
-Consumers read through :class:`BusDataSource` (Python Data Source ``reusebus``): its offsets are
+Consumers read through :class:`~reuse.runtime.dataplane.sources.BusDataSource` (Python Data
+Source ``reusebus``): its offsets are
 the last key read per topic, kept in the query's checkpoint, so a restarted query resumes exactly
 where it committed. A new consumer starts at the offsets the runtime gives it (the join point),
 not at the topic's beginning, so a late subscriber does not re-read the backlog.
 
-Backpressure and retention (:mod:`reuse.runtime.flow_control`): the reader admits whole
+Backpressure and retention (:mod:`reuse.runtime.dataplane.flow_control`): the reader admits whole
 messages per batch within its read limit and lag watermarks, writes its lag and throttle state
 to ``<root>/lag/<query>.json`` and, on ``commit``, its committed offsets to
 ``<root>/committed/<query>.json``; the runtime truncates each topic behind the slowest live
 consumer (:meth:`Bus.truncate`). A batch that finds fewer messages than it planned (deleted under
 it) fails with a :class:`BusError` naming topic, query and offset: nothing is silently skipped.
 
-Sources: :class:`ReplayDataSource` (``reusereplay``) emits source event ``seq`` at nominal time
-``t0 + seq * 1000 / rate`` (never earlier): deterministic content (RIoTBench SenML lines, looped,
-or synthetic events for sources without data), paced by the wall clock, replayable by offset.
+The rate-paced source replay is :mod:`reuse.runtime.dataplane.sources` (``reusereplay``).
+Nothing here imports Spark.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from typing import Any
 
 from reuse.runtime import SparkRuntimeError
-from reuse.runtime.execution import emitted_bound, next_offset, source_event
-from reuse.runtime.flow_control import Admission, Limits, admit
-from reuse.runtime.frames import HEADER_BYTES, peek_frame
-from reuse.runtime.planners import stream_events_name
+from reuse.runtime.common.files import safe_name
+from reuse.runtime.dataplane.frames import HEADER_BYTES, peek_frame
 
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
-__all__ = ["Bus", "BusError", "FileBus", "RedisBus", "make_bus", "safe_name", "source_event",
-           "emitted_bound", "BusDataSource", "ReplayDataSource", "register_sources"]
+__all__ = ["Bus", "BusError", "FileBus", "RedisBus", "make_bus"]
 
 
 _EXT = ".frame"
-
-
-def safe_name(topic: str) -> str:
-    """A file-name-safe, injective spelling of a topic (task ids contain ``.`` and ``#``).
-
-    Examples
-    --------
-    >>> safe_name("etl-sys.parse#2")
-    'etl-sys.parse_232'
-    """
-    out = []
-    for ch in topic:
-        if ch.isalnum() or ch in "-.":
-            out.append(ch)
-        else:
-            out.append(f"_{ord(ch):x}")
-    return "".join(out)
 
 
 class BusError(SparkRuntimeError):
@@ -105,7 +78,7 @@ class Bus:
         raise NotImplementedError
 
     def publish(self, topic: str, key: str, frame: bytes) -> None:
-        """Append one message (a frame, see :func:`reuse.runtime.frames.encode_frame`)."""
+        """Append one message (a frame, see :func:`reuse.runtime.dataplane.frames.encode_frame`)."""
         raise NotImplementedError
 
     def latest(self, topic: str) -> str:
@@ -384,183 +357,3 @@ def make_bus(spec: dict[str, str]) -> Bus:
     raise ValueError(f"unknown bus {spec['bus']!r}")
 
 
-# --- sources ---------------------------------------------------------------------------------
-
-class _Part(InputPartition):
-    def __init__(self, value: Any) -> None:
-        super().__init__(value)
-
-
-class _ReplayReader(DataSourceStreamReader):
-    def __init__(self, options: dict[str, str]) -> None:
-        if "streams" in options:
-            self.streams = [tuple(s) for s in json.loads(options["streams"])]
-        else:
-            self.streams = [(options["src"], options.get("src_type", options["src"]))]
-        self.t0 = int(options["t0"])
-        self.rate = float(options["rate"])
-        self.start = int(options.get("start", "0"))
-        self.data_dir = options.get("data_dir", "")
-        self.limit = int(options.get("limit", "-1"))
-
-    def initialOffset(self) -> dict:
-        return {"seq": self.start}
-
-    def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:
-        lo = None if start is None else int(start["seq"])
-        return {"seq": next_offset(self.t0, self.rate, limit=self.limit, start=lo)}
-
-    def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
-        if int(end["seq"]) <= int(start["seq"]):
-            return []
-        return [_Part((int(start["seq"]), int(end["seq"])))]
-
-    def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
-        lo, hi = partition.value  # type: ignore[attr-defined]
-        for seq in range(lo, hi):
-            for name, typ in self.streams:
-                ev = source_event(stream_events_name(name), typ, seq, self.t0, self.rate,
-                                  self.data_dir)
-                yield (seq, name, json.dumps(ev, separators=(",", ":")))
-
-    def commit(self, end: dict) -> None:
-        pass
-
-
-class ReplayDataSource(DataSource):
-    """``spark.readStream.format("reusereplay")``: rows ``(seq long, src string, value string)``.
-
-    Options: ``src`` (stream name, the events' ``src``), ``src_type`` (``SYS``/``TAXI``/``FIT`` or
-    anything for synthetic), or ``streams`` (JSON list of ``[src, src_type]``: several streams
-    paced together by one query, used for OPMW's many synthetic sources), ``t0`` (ms), ``rate`` (events/s), ``start`` (first seq),
-    ``data_dir``, ``limit`` (stop before this seq; -1 = never).
-    """
-
-    @classmethod
-    def name(cls) -> str:
-        return "reusereplay"
-
-    def schema(self) -> str:
-        return "seq long, src string, value string"
-
-    def streamReader(self, schema: Any) -> DataSourceStreamReader:
-        return _ReplayReader(dict(self.options))
-
-
-class _BusReader(DataSourceStreamReader):
-    """The ``reusebus`` reader. ``latestOffset``, ``partitions`` and ``commit`` run in the
-    query's source-runner Python process (one per query, kept between batches, so the throttle
-    state lives here); ``read`` runs in a Python worker."""
-
-    def __init__(self, options: dict[str, str]) -> None:
-        self.topics: list[str] = json.loads(options["topics"])
-        self.start: dict[str, str] = json.loads(options.get("start", "{}"))
-        self.bus = make_bus(json.loads(options["bus_spec"]))
-        self.limits = Limits.of_options(options)
-        self.query = options.get("query", "")
-        root = options.get("state_root", "")
-        name = f"{safe_name(self.query)}.json"
-        self.lag_path = Path(root) / "lag" / name if root and self.query else None
-        self.committed_path = Path(root) / "committed" / name if root and self.query else None
-        self.throttled: dict[str, bool] | None = None
-        self._planned: tuple[dict[str, str], Admission] | None = None
-        self._reported: dict[str, Any] | None = None
-
-    def initialOffset(self) -> dict:
-        return {t: self.start.get(t, "") for t in self.topics}
-
-    def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:
-        """The next batch's end: whole messages within the read limit and watermarks.
-
-        ``limit`` is Spark's read limit: under the processing-time triggers the runtime uses it
-        is ``ReadAllAvailable`` (our default read limit); the bound is in events, not rows (a
-        row is a message of many events), so the options decide.
-        """
-        prev = {**self.initialOffset(), **(start or {})}
-        if self.throttled is None:  # a restarted reader keeps its hysteresis
-            from reuse.runtime.partial import read_json
-
-            old = read_json(self.lag_path, None) if self.lag_path else None
-            self.throttled = {t: bool(v.get("throttled")) for t, v in
-                              ((old or {}).get("topics") or {}).items()}
-        index = {t: self.bus.index(t, prev[t]) for t in self.topics}
-        adm = admit(index, prev, self.limits, self.throttled)
-        self.throttled = dict(adm.throttled)
-        self._planned = (prev, adm)
-        report = adm.report()
-        if self.lag_path is not None and report != self._reported:
-            from reuse.runtime.partial import write_json
-
-            write_json(self.lag_path, {**report, "ms": round(time.time() * 1000)})
-            self._reported = report
-        return {t: adm.end[t] for t in self.topics}
-
-    def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
-        # one partition for all topics: the batch is small and goes to one operator anyway,
-        # and every partition costs a Python reader invocation. Each range carries the number
-        # of messages planned, so read() can tell if any vanished under it.
-        planned = None
-        if self._planned is not None and self._planned[0] == {**self.initialOffset(), **start}:
-            planned = self._planned[1]
-        ranges = []
-        for t in self.topics:
-            lo = start.get(t, "")
-            if end[t] > lo:
-                if planned is not None and planned.end.get(t) == end[t]:
-                    n = planned.messages[t]
-                else:  # a re-run batch (offsets from the log): count what is there now
-                    n = sum(1 for k, _ in self.bus.index(t, lo) if k <= end[t])
-                ranges.append((t, lo, end[t], n))
-        return [_Part((self.query, ranges))] if ranges else []
-
-    def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
-        query, ranges = partition.value  # type: ignore[attr-defined]
-        for topic, after, upto, planned in ranges:
-            n = 0
-            for key, frame in self.bus.read(topic, after, upto):
-                n += 1
-                yield (topic, key, frame)
-            if n < planned:
-                raise BusError(f"{planned - n} of {planned} messages up to {upto} are missing "
-                               "(deleted before this batch read them)", topic=topic,
-                               query=query, key=after)
-
-    def commit(self, end: dict) -> None:
-        """Record the committed offsets for retention (``<root>/committed/<query>.json``)."""
-        if self.committed_path is not None:
-            from reuse.runtime.partial import write_json
-
-            write_json(self.committed_path, {t: end.get(t, "") for t in self.topics})
-
-
-class BusDataSource(DataSource):
-    """``spark.readStream.format("reusebus")``: rows ``(topic, key, frame)``, one per message.
-
-    Frames pass through undecoded: the partial DAG's worker decodes them (and names the topic
-    and key of a malformed one).
-
-    Options: ``topics`` (JSON list), ``start`` (JSON topic -> key already consumed: the join
-    point), ``bus_spec`` (JSON of :meth:`Bus.spec`); flow control (all optional):
-    ``max_events``, ``lag_high``, ``lag_low`` (see :class:`~reuse.runtime.flow_control.Limits`;
-    no ``max_events``: every batch takes all pending messages), ``query`` and ``state_root``
-    (where the lag and committed-offset files go; without them none is written).
-    """
-
-    @classmethod
-    def name(cls) -> str:
-        return "reusebus"
-
-    def schema(self) -> str:
-        return "topic string, key string, frame binary"
-
-    def streamReader(self, schema: Any) -> DataSourceStreamReader:
-        return _BusReader(dict(self.options))
-
-
-def register_sources(spark: SparkSession) -> None:
-    """Register ``reusereplay``, ``reusebus`` and ``reusetick`` on a session (idempotent)."""
-    spark.dataSource.register(ReplayDataSource)
-    spark.dataSource.register(BusDataSource)
-    from reuse.runtime.inplace import TickDataSource
-
-    spark.dataSource.register(TickDataSource)

@@ -2,12 +2,12 @@
 
 Pure apart from the clock that stamps sink records (and the CPU clock that times each task),
 so it is tested without Spark against the reference execution. The inplace engine calls it in
-Spark's Python workers, one call per shard per batch (:mod:`reuse.runtime.inplace`).
+Spark's Python workers, one call per shard per batch (:mod:`reuse.runtime.engines.shared.engine`).
 
 Event order is the reference execution's: a task receives its parents' outputs concatenated in
 parent order and stably sorted by source ``seq``, which is the order of processing one ``seq``
 at a time, whatever the batch boundaries. Sources are generated in the shard from the
-deterministic replay (:func:`reuse.runtime.execution.source_event`), so no source event passes
+deterministic replay (:func:`reuse.runtime.common.execution.source_event`), so no source event passes
 through the driver or the bus.
 """
 
@@ -19,10 +19,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from reuse.runtime.execution import cached_task, record, record_line, source_event
+from reuse.runtime.common.execution import cached_task, record, record_line, source_event
 
 if TYPE_CHECKING:
-    from reuse.runtime.deploy import Epoch
+    from reuse.runtime.engines.shared.deploy import Epoch
 
 __all__ = ["run_shard", "seed_replicas"]
 

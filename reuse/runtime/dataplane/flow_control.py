@@ -27,7 +27,7 @@ exceed what arrives in one trigger (the lag a consumer that keeps up still sees)
 that has caught up is never released; ``max_events`` must exceed it too, or a throttled consumer
 could never catch up. Topics are decided independently: a stateful task joining two topics
 holds the faster one's events beyond the slower one's high-water mark
-(:mod:`reuse.runtime.partial`), so while one of its topics is throttled that hold grows with
+(:mod:`reuse.runtime.engines.partial.dag`), so while one of its topics is throttled that hold grows with
 the lag, not with ``max_events``.
 
 Retention. A message may be deleted once every consumer that will ever read it has done so. The

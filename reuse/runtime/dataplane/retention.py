@@ -1,17 +1,17 @@
 """The runtime's side of backpressure and retention: read the consumers' files, trim the topics.
 
-The readers (:class:`~reuse.runtime.bus.BusDataSource`, one per partial-DAG query) write two small
+The readers (:class:`~reuse.runtime.dataplane.sources.BusDataSource`, one per partial-DAG query) write two small
 files per query under the run directory, atomically:
 
 - ``lag/<query>.json``: the lag and throttle state of its latest admission decision
-  (:meth:`~reuse.runtime.flow_control.Admission.report`);
+  (:meth:`~reuse.runtime.dataplane.flow_control.Admission.report`);
 - ``committed/<query>.json``: the offsets Spark last committed for it (Spark commits a batch's
   end offsets to the source when it plans the next batch, after writing that batch's offset
   log: from then on it will only ask for later offsets, even after a restart).
 
 :class:`BusUpkeep` samples the first (so a run can report each step's largest lag) and, every
 ``retention_s`` seconds, truncates every topic behind its slowest live consumer
-(:func:`~reuse.runtime.flow_control.truncation_points`). Both run in the driver, from
+(:func:`~reuse.runtime.dataplane.flow_control.truncation_points`). Both run in the driver, from
 ``Runtime.poll``, in the same thread that launches queries, so a consumer being launched is
 registered (with its start offsets) before retention can next run.
 
@@ -37,9 +37,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from reuse.runtime.bus import Bus, safe_name
-from reuse.runtime.flow_control import Consumer, truncation_points
-from reuse.runtime.partial import read_json
+from reuse.runtime.common.files import read_json, safe_name
+from reuse.runtime.dataplane.bus import Bus
+from reuse.runtime.dataplane.flow_control import Consumer, truncation_points
 
 __all__ = ["BusUpkeep", "disk_usage", "BOUNDED_PARTS"]
 

@@ -4,7 +4,7 @@ In the spirit of AStream (Karimov et al., SIGMOD 2019), which shares work betwee
 continuous queries inside one long-running Flink job: on Spark a running query's plan cannot
 change, so instead of a query per partial DAG the engine starts ONE streaming query with
 ``shards`` partitions and keeps it for the whole run. What runs inside it is data: the
-:class:`~reuse.runtime.deploy.Deployment` (tasks, shards, windows), which a submit or remove
+:class:`~reuse.runtime.engines.shared.deploy.Deployment` (tasks, shards, windows), which a submit or remove
 changes under a lock at a cut in the future. No merge or unmerge starts, stops or hands over a
 query, and a removed task is freed at its cut (nothing stays paused and costing).
 
@@ -15,7 +15,7 @@ One batch:
    before the batch runs; the driver reads it from there.
 2. ``foreachBatch`` (driver) takes the deployment's snapshot for that range under the lock
    (:meth:`Deployment.claim`) and the task states saved after the previous batch.
-3. ``mapInPandas`` runs :func:`reuse.runtime.shard.run_shard` once per shard, in Spark's Python
+3. ``mapInPandas`` runs :func:`reuse.runtime.engines.shared.shard.run_shard` once per shard, in Spark's Python
    workers, in parallel: each shard generates its source events, runs its tasks parents-first
    and returns sink records, new task states and each task's CPU time.
 4. Each shard writes its sink records under names fixed by the batch id; the driver then
@@ -55,84 +55,28 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
-
+from reuse.analysis.blast import check_parameters, replicated
 from reuse.core.dataflow import Dataflow
 from reuse.core.errors import ReuseError
 from reuse.runtime import SparkRuntimeError
-from reuse.runtime.deploy import Deployment, Epoch
-from reuse.runtime.execution import emitted_bound, next_offset
-from reuse.runtime.partial import BatchStates, write_json
-from reuse.runtime.planners import Planner, make_planner
-from reuse.runtime.policy import Policy
-from reuse.runtime.recovery import Failures, start_with_retries
-from reuse.runtime.shard import seed_replicas
+from reuse.runtime.common.execution import emitted_bound
+from reuse.runtime.common.files import write_json
+from reuse.runtime.common.planners import Planner, make_planner
+from reuse.runtime.common.policy import Policy
+from reuse.runtime.common.recovery import Failures, start_with_retries
+from reuse.runtime.common.states import BatchStates
+from reuse.runtime.engines.shared.deploy import Deployment, Epoch
+from reuse.runtime.engines.shared.shard import seed_replicas
+from reuse.tasks.resources import resolve_data_dir
 
 if TYPE_CHECKING:
     import pandas as pd
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
-__all__ = ["InplaceRuntime", "TickDataSource", "ShardHandler"]
+__all__ = ["InplaceRuntime", "ShardHandler"]
 
 QUERY = "shared"
-
-
-# --- the tick source ---------------------------------------------------------------------------
-
-class _Part(InputPartition):
-    def __init__(self, value: Any) -> None:
-        super().__init__(value)
-
-
-class _TickReader(DataSourceStreamReader):
-    def __init__(self, options: dict[str, str]) -> None:
-        self.t0 = int(options["t0"])
-        self.rate = float(options["rate"])
-        self.start = int(options.get("start", "0"))
-        self.limit = int(options.get("limit", "-1"))
-        self.shards = int(options.get("shards", "1"))
-        self.max_events = int(options.get("max_events", "0"))
-
-    def initialOffset(self) -> dict:
-        return {"seq": self.start}
-
-    def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:
-        lo = None if start is None else int(start["seq"])
-        return {"seq": next_offset(self.t0, self.rate, limit=self.limit, start=lo,
-                                   max_events=self.max_events)}
-
-    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
-        lo, hi = int(start["seq"]), int(end["seq"])
-        if hi <= lo:
-            return []
-        return [_Part((s, lo, hi)) for s in range(self.shards)]
-
-    def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
-        yield partition.value  # type: ignore[attr-defined]
-
-    def commit(self, end: dict) -> None:
-        pass
-
-
-class TickDataSource(DataSource):
-    """``spark.readStream.format("reusetick")``: per batch, one row ``(shard, lo, hi)`` per shard.
-
-    ``[lo, hi)`` is the range of source ``seq`` whose nominal emit time has passed since the last
-    batch (at most ``max_events`` of them when that is set, so a backlog is worked off in
-    bounded batches). Options: ``t0`` (ms), ``rate`` (events/s per source), ``start``,
-    ``limit`` (-1 = never), ``shards``, ``max_events`` (0 = no bound).
-    """
-
-    @classmethod
-    def name(cls) -> str:
-        return "reusetick"
-
-    def schema(self) -> str:
-        return "shard int, lo long, hi long"
-
-    def streamReader(self, schema: Any) -> DataSourceStreamReader:
-        return _TickReader(dict(self.options))
 
 
 # --- one batch ---------------------------------------------------------------------------------
@@ -180,8 +124,8 @@ def _worker(epoch: Epoch, states: dict[str, Any], opts: dict[str, Any], t0: int,
     def fn(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         import pandas as pd
 
-        from reuse.runtime.partial import write_records
-        from reuse.runtime.shard import encode_rows, run_shard
+        from reuse.runtime.common.files import write_records
+        from reuse.runtime.engines.shared.shard import encode_rows, run_shard
 
         rows: list[tuple[int, str, str, str]] = []
         for f in frames:
@@ -284,7 +228,7 @@ class ShardHandler:
 class InplaceRuntime:
     """Live enactment of submits and removes on the shared-query engine.
 
-    The same calls as :class:`reuse.runtime.runtime.Runtime` (``submit``, ``remove``, ``poll``,
+    The same calls as :class:`reuse.runtime.engines.partial.engine.Runtime` (``submit``, ``remove``, ``poll``,
     ``counts``, ``ledger``...), so :func:`reuse.runtime.run.run_trace` drives either.
 
     Parameters
@@ -294,11 +238,11 @@ class InplaceRuntime:
     root
         Run directory: checkpoint, task states, sink records, ``batches.jsonl``, ledger.
     mode
-        ``"reuse"`` or ``"default"`` (see :class:`~reuse.runtime.planners.DefaultPlanner`).
+        ``"reuse"`` or ``"default"`` (see :class:`~reuse.runtime.common.planners.DefaultPlanner`).
     shards
         Partitions of the shared query (default: the cores Spark has, ``defaultParallelism``).
     rate, trigger_s, t0_ms, limit, data_dir, pi_iterations, record
-        As for :class:`~reuse.runtime.runtime.Runtime`.
+        As for :class:`~reuse.runtime.engines.partial.engine.Runtime`.
     max_events
         At most this many source ``seq`` per batch (0: no bound; default: two triggers' worth),
         so a backlog is worked off in batches of bounded size instead of ever larger ones.
@@ -307,7 +251,7 @@ class InplaceRuntime:
     k_safe, replicate_min_users
         k-safety (issue 13): every live task used by at least ``replicate_min_users``
         dataflows runs ``k_safe`` more times, as replicas in other shards (see
-        :mod:`reuse.runtime.deploy`); needs ``k_safe + 1`` shards. A replicated sink's
+        :mod:`reuse.runtime.engines.shared.deploy`); needs ``k_safe + 1`` shards. A replicated sink's
         consumers read the union of its copies' records, de-duplicated by ``(seq, digest)``.
     """
 
@@ -324,8 +268,6 @@ class InplaceRuntime:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self.rate, self.trigger_s = float(rate), float(trigger_s)
-        from reuse.tasks.resources import resolve_data_dir
-
         self.data_dir = str(resolve_data_dir(data_dir))
         self.opts = {"data_dir": self.data_dir, "pi_iterations": int(pi_iterations),
                      "record": record, "limit": limit}
@@ -337,8 +279,6 @@ class InplaceRuntime:
         self.planner: Planner = make_planner(self.policy.shares)
         self.k_safe, self.min_users = int(k_safe), int(replicate_min_users)
         if self.k_safe:
-            from reuse.analysis.blast import check_parameters
-
             try:
                 check_parameters(n, self.k_safe, self.min_users)
             except ReuseError as exc:
@@ -363,7 +303,7 @@ class InplaceRuntime:
         #: called as ``on_op(op, dag, cut)`` under the lock once the planner accepted an
         #: operation and before the deployment changes (the run journal's write-ahead record)
         self.on_op: Callable[[str, str, int], None] | None = None
-        # restarts from the checkpoint, and when to give up (reuse.runtime.recovery)
+        # restarts from the checkpoint, and when to give up (reuse.runtime.common.recovery)
         self.failures = Failures()
         self._replaying = False
 
@@ -546,8 +486,6 @@ class InplaceRuntime:
             return []
         live = {t for t, d in self.deployment.tasks.items()
                 if d.end is None and d.replica_of is None}
-        from reuse.analysis.blast import replicated
-
         wanted = replicated(self.planner.users(), self.min_users) & live
         return self.deployment.replicate(wanted, self.k_safe, at)
 
@@ -571,7 +509,7 @@ class InplaceRuntime:
 
     def _recover(self, error: str) -> None:
         """Start the failed shared query again from its checkpoint (the batch that failed is
-        re-run exactly once), as :mod:`reuse.runtime.recovery` decides."""
+        re-run exactly once), as :mod:`reuse.runtime.common.recovery` decides."""
         batches = self.handler.batches if self.handler is not None else 0
         self.log.append(self.failures.record(QUERY, error, batches=batches))
         handler = self.handler

@@ -29,7 +29,7 @@ from typing import Any
 from reuse.core.dataflow import Dataflow
 from reuse.core.manager import Manager
 from reuse.runtime import SparkRuntimeError
-from reuse.runtime.execution import task_kind
+from reuse.runtime.common.execution import task_kind
 
 __all__ = ["NewTask", "Placement", "Removal", "Planner", "ReusePlanner", "DefaultPlanner",
            "make_planner", "unused", "source_stream", "private_stream", "stream_events_name"]

@@ -53,8 +53,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reuse.runtime import SparkRuntimeError
-from reuse.runtime.execution import parents_first
-from reuse.runtime.planners import NewTask, Placement, Removal
+from reuse.runtime.common.execution import parents_first
+from reuse.runtime.common.planners import NewTask, Placement, Removal
 
 __all__ = ["DeployedTask", "Start", "End", "Move", "Free", "Replicate", "Action", "Epoch",
            "Deployment", "REPLICA_MARK"]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reuse.runtime import SparkRuntimeError
-from reuse.runtime.bus import RedisBus
+from reuse.runtime.dataplane.bus import RedisBus
 
 __all__ = ["Broker", "start_redis"]
 

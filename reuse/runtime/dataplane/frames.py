@@ -6,7 +6,7 @@ A frame is a fixed 24-byte header and a body::
     body   = Arrow IPC stream: schema (one column "v", utf8 or binary), one record batch, end mark
 
 ``hw`` is the producer's high-water mark (every source event with ``seq <= hw`` is fully
-processed, see :mod:`reuse.runtime.bus`), ``count`` the number of events. Why Arrow IPC and not
+processed, see :mod:`reuse.runtime.dataplane.bus`), ``count`` the number of events. Why Arrow IPC and not
 JSON lines or a hand-made length-prefixed list: it is columnar (the events are one contiguous
 UTF-8 buffer plus an offsets buffer, so reading is a pointer walk, not a line split, and an
 event may hold any character, newlines included); reads are zero-copy from the received bytes;
@@ -176,7 +176,7 @@ def peek_frame(head: bytes, *, topic: str, key: str) -> tuple[int, int]:
     """``(hw, count)`` from a frame's header alone (its first 24 bytes are enough).
 
     Flow control sizes a consumer's next batch from the event counts of the pending messages
-    (:mod:`reuse.runtime.flow_control`); reading 24 bytes per message instead of the frame
+    (:mod:`reuse.runtime.dataplane.flow_control`); reading 24 bytes per message instead of the frame
     keeps that cheap. The body is not checked here: :func:`decode_frame` does that in the
     batch, which fails (naming the message) before anything is committed.
 
@@ -227,7 +227,7 @@ def decode_frame(data: bytes, *, topic: str, key: str) -> Frame:
     >>> decode_frame(b"not a frame at all, no", topic="src:SYS", key="000001-000000004")
     Traceback (most recent call last):
     ...
-    reuse.runtime.frames.FrameError: topic 'src:SYS': message 000001-000000004: truncated: 22 bytes, shorter than the 24-byte frame header
+    reuse.runtime.dataplane.frames.FrameError: topic 'src:SYS': message 000001-000000004: truncated: 22 bytes, shorter than the 24-byte frame header
     """
     def fail(why: str) -> FrameError:
         return FrameError(why, topic=topic, key=key)

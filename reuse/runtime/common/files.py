@@ -1,0 +1,58 @@
+"""The run directory's files: file-safe topic names, atomic JSON, one batch's sink records.
+
+Both engines, the bus readers and the accounting read and write the run directory through these,
+so every file is written the same way: to a temporary name, then renamed, so a reader sees the
+old file or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["safe_name", "read_json", "write_json", "write_records"]
+
+
+def safe_name(topic: str) -> str:
+    """A file-name-safe, injective spelling of a topic (task ids contain ``.`` and ``#``).
+
+    Examples
+    --------
+    >>> safe_name("etl-sys.parse#2")
+    'etl-sys.parse_232'
+    """
+    out = []
+    for ch in topic:
+        if ch.isalnum() or ch in "-.":
+            out.append(ch)
+        else:
+            out.append(f"_{ord(ch):x}")
+    return "".join(out)
+
+
+def read_json(path: str | os.PathLike[str], default: Any = None) -> Any:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return default
+
+
+def write_json(path: str | os.PathLike[str], data: Any) -> None:
+    """Atomic JSON write (temporary file + rename): readers see the old or the new file."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+    os.replace(tmp, p)
+
+
+def write_records(sinks_dir: str | os.PathLike[str], task: str, key: str, text: str) -> None:
+    """Write one batch's sink records of a task, atomically, under a name fixed by the batch
+    (``<sinks_dir>/<task>/<key>.jsonl``): a re-run batch overwrites what it wrote before."""
+    d = Path(sinks_dir) / safe_name(task)
+    d.mkdir(parents=True, exist_ok=True)
+    tmp = d / f".{key}.{os.getpid()}.tmp"
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, d / f"{key}.jsonl")

@@ -1,0 +1,1 @@
+"""The paper's enactment: a streaming query per partial DAG (``--merge partial``, ``relaunch``)."""
