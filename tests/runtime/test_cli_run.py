@@ -138,7 +138,7 @@ def test_run_on_local_standalone_cluster(tmp_path: Path) -> None:
     try:
         assert start.returncode == 0, start.stderr
         url = json.loads(start.stdout)["url"]
-        # Default here; Reuse on a cluster (two workers, k-safety) is test_ksafe_spark.py's
+        # Default here; Reuse on a cluster (two workers, k-safety) is engines/shared/test_ksafe_spark.py's
         for mode in ("default",):
             run = subprocess.run([*reuse, "run", "--dags", str(dags), "--trace", str(trace),
                                   "--mode", mode, "--merge", "inplace", "--master", url,

@@ -5,7 +5,7 @@ or an unmerge starts and stops no query. What changes is data: the *deployment*,
 mapping from shards to tasks, each task with its window ``[J, R)`` of source ``seq`` (its join
 point and end cut). A batch takes a snapshot of it (an :class:`Epoch`) and runs, in every shard,
 the shard's tasks over the batch's events. Everything here is plain data and pure decisions; no
-Spark, so it is tested on its own (``tests/runtime/test_deploy.py``).
+Spark, so it is tested on its own (``tests/runtime/engines/shared/test_deploy.py``).
 
 Why the windows make changes exact (the cut argument)
 ------------------------------------------------------

@@ -21,7 +21,7 @@ from reuse.core.dataflow import Dataflow
 from reuse.core.planner import reuse_histogram
 from reuse.core.traces import load_trace
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def test_figure1_by_hand(figure1: dict[str, Dataflow]) -> None:

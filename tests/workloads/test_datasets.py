@@ -19,7 +19,7 @@ import pytest
 
 from reuse.workloads.datasets import MANIFEST, PARTS, DataError, install, load_manifest, verify
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ENTRIES = load_manifest()
 
 

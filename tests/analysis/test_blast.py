@@ -31,7 +31,7 @@ from reuse.core.traces import Op, dump_trace
 from reuse.workloads.registry import data_dir, load_workload
 from reuse.workloads.trace_registry import build_trace
 
-FIX = Path(__file__).resolve().parent / "fixtures"
+FIX = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def chain(name: str, *types: str) -> Dataflow:

@@ -12,7 +12,7 @@ import pytest
 
 from reuse.cli import main
 
-FIX = Path(__file__).resolve().parent / "fixtures"
+FIX = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -71,7 +71,7 @@ def test_output_into_a_closed_pipe_is_quiet():
     os.close(read_end)
     try:
         r = subprocess.run([sys.executable, "-m", "reuse", "validate",
-                            str(Path(__file__).parent / "fixtures" / "figure1")],
+                            str(Path(__file__).resolve().parents[1] / "fixtures" / "figure1")],
                            stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120)
     finally:
         os.close(write_end)

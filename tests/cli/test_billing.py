@@ -17,7 +17,7 @@ from reuse.core.traces import dump_trace
 from reuse.workloads.registry import data_dir
 from reuse.workloads.trace_registry import build_trace
 
-FIX = Path(__file__).resolve().parent / "fixtures"
+FIX = Path(__file__).resolve().parents[1] / "fixtures"
 TRACE = str(FIX / "figure1-trace.json")
 
 
