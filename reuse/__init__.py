@@ -1,7 +1,7 @@
 """reuse-workbench: collaborative reuse of streaming dataflows (Chaturvedi, Tyagi, Simmhan).
 
 The package is layered; each folder is one room, and a module imports only from its own room or
-from rooms below it:
+from rooms below it (``tests/test_layers.py`` checks this and that no import cycle exists):
 
 1. :mod:`reuse.core`: the dataflow model, task equivalence, the manager's merge and unmerge,
    plan deltas, invariants, durable state, traces and the planner-level replay (pure Python,
