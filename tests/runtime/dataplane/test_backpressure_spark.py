@@ -29,6 +29,9 @@ from reuse.testing import riot_flows
 pytestmark = pytest.mark.spark
 
 RATE = 20.0
+# an operation is enacted once the sources are this close to its cut: room for the
+# operation itself (starting queries) on a slow or loaded machine
+LEAD = int(RATE * 5)
 LIMIT = 1200
 SLOW = (400, 700)  # source seq during which the slow consumer is 10x slower
 MAX_EVENTS, LAG_HIGH, LAG_LOW = 400, 800, 300  # a SYS parse topic carries ~7 events per seq
@@ -79,7 +82,7 @@ def run(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     try:
         rt.start_sources(["SYS"])
         for dag, at in STEPS:
-            _wait_for(rt, at, lead=int(RATE * 2.5))
+            _wait_for(rt, at, lead=LEAD)
             info[dag] = rt.submit(flows[dag], at=at)
             rt.poll()
         queries = {dag: rt.tasks[next(t for t in i["started"]

@@ -67,6 +67,7 @@ from reuse.runtime.engines.partial.queries import (
     QueryInfo,
     SourceHandler,
     TaskInfo,
+    await_sources,
     short_name,
     stop_between_batches,
 )
@@ -242,9 +243,11 @@ class Runtime(QueryUpkeep):
 
     def _start(self, df: DataFrame, handler: Any, name: str) -> StreamingQuery:
         ckpt = self.root / "ckpt" / name / "spark"
-        return (df.writeStream.foreachBatch(handler).queryName(name)
-                .option("checkpointLocation", str(ckpt))
-                .trigger(processingTime=f"{self.trigger_s} seconds").start())
+        q = (df.writeStream.foreachBatch(handler).queryName(name)
+             .option("checkpointLocation", str(ckpt))
+             .trigger(processingTime=f"{self.trigger_s} seconds").start())
+        await_sources(q)
+        return q
 
     # --- partial DAG queries -------------------------------------------------------------------
 

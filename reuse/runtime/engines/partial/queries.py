@@ -19,9 +19,10 @@ from reuse.runtime.dataplane.frames import encode_frame
 if TYPE_CHECKING:
     import pandas as pd
     from pyspark.sql import DataFrame
+    from pyspark.sql.streaming import StreamingQuery
 
-__all__ = ["TaskInfo", "QueryInfo", "SourceHandler", "publish_sources", "stop_between_batches",
-           "short_name"]
+__all__ = ["TaskInfo", "QueryInfo", "SourceHandler", "publish_sources", "await_sources",
+           "stop_between_batches", "short_name"]
 
 
 @dataclass
@@ -113,6 +114,22 @@ def publish_sources(bus_spec: dict[str, str], key: str,
         yield pd.DataFrame(out, columns=["src", "events"])
 
     return fn
+
+
+def await_sources(q: StreamingQuery, timeout_s: float = 30.0) -> None:
+    """Return once the query's sources are initialized (or it failed, or ``timeout_s``).
+
+    Initializing a Python Data Source starts a fresh Python process on the driver, which Spark
+    gives a fixed 10 s to connect back (``PythonWorkerFactory``'s simple workers; no setting
+    changes it). Started together on two busy cores, many of them missed it ("Python worker
+    failed to connect back"). Starting the next query only once this one's runner is up keeps
+    at most one such process starting at a time; a failure left is restarted
+    (:mod:`reuse.runtime.common.recovery`)."""
+    deadline = time.time() + timeout_s
+    while time.time() < deadline and q.isActive:
+        if q.status.get("message") != "Initializing sources":
+            return
+        time.sleep(0.02)
 
 
 def stop_between_batches(qi: QueryInfo, timeout_s: float = 10.0) -> None:

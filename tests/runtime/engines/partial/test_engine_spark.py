@@ -21,6 +21,9 @@ from reuse.testing import riot_flows
 pytestmark = pytest.mark.spark
 
 RATE = 20.0
+# an operation is enacted once the sources are this close to its cut: room for the
+# operation itself (starting queries) on a slow or loaded machine
+LEAD = int(RATE * 5)
 LIMIT = 420
 # A = stats-sys; B = clean-kalman-sys reuses src, parse; C = clean-sys reuses src, parse and B's
 # bloom and range. Removing B stops B's kalman, slr and sink but keeps bloom and range for C.
@@ -54,7 +57,7 @@ def scenario(spark: Any, root: Path, mode: str, unmerge: str,
     try:
         rt.start_sources(["SYS"])
         for op, dag, at in steps:
-            _wait_for(rt, at, lead=int(RATE * 2.5))
+            _wait_for(rt, at, lead=LEAD)
             if op == "submit":
                 rt.submit(flows[dag], at=at)
             elif op == "defrag":

@@ -23,6 +23,9 @@ from reuse.testing import riot_flows
 pytestmark = pytest.mark.spark
 
 RATE = 20.0
+# an operation is enacted once the sources are this close to its cut: room for the
+# operation itself (starting queries) on a slow or loaded machine
+LEAD = int(RATE * 5)
 LIMIT = 420
 STEPS: list[tuple[str, str, int]] = [
     ("submit", "stats-sys", 120),
@@ -50,7 +53,7 @@ def scenario(spark: Any, root: Path, mode: str, steps: list[tuple[str, str, int]
     try:
         rt.start_sources(["SYS", "TAXI"])
         for op, dag, at in sorted(steps, key=lambda s: s[2]):
-            _wait_for(rt, at, lead=int(RATE * 2.5))
+            _wait_for(rt, at, lead=LEAD)
             if op == "submit":
                 rt.submit(flows[dag], at=at)
             elif op == "remove":
