@@ -6,6 +6,7 @@ Tests exercise the real runtime on tiny inputs. Starting a session costs ~10 s, 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,9 +16,62 @@ import pytest
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["spark", "warm_up", "riot_flows", "ROOT"]
+__all__ = ["spark", "warm_up", "riot_flows", "rerun_outputs", "ROOT", "REQUIRE_ENV", "PARTS", "missing",
+           "required_parts", "missing_part"]
 
 ROOT = Path(__file__).resolve().parent.parent
+
+#: a comma-separated list of real parts whose absence fails a test instead of skipping it
+#: (``.ci/run`` sets it: a skip must not hide a set-up step that failed)
+REQUIRE_ENV = "REUSE_REQUIRE"
+PARTS = ("redis", "browser", "data")
+
+
+def missing(part: str, why: str) -> str:
+    """The skip reason of a test that needs a real ``part`` (one of :data:`PARTS`) this machine
+    lacks: tests/conftest.py turns the skip into a failure when ``$REUSE_REQUIRE`` names it.
+
+    Examples
+    --------
+    >>> missing("data", "data/riotbench is not set up")
+    'missing data: data/riotbench is not set up'
+    >>> missing_part("Skipped: missing data: data/riotbench is not set up")
+    'data'
+    """
+    if part not in PARTS:
+        raise ValueError(f"unknown part {part!r}: one of {', '.join(PARTS)}")
+    return f"missing {part}: {why}"
+
+
+def missing_part(reason: str) -> str | None:
+    """The part a skip reason made by :func:`missing` names (``None`` for any other skip)."""
+    text = reason.removeprefix("Skipped: ")
+    for part in PARTS:
+        if text.startswith(f"missing {part}: "):
+            return part
+    return None
+
+
+def required_parts(environ: dict[str, str] | None = None) -> set[str]:
+    """The parts ``$REUSE_REQUIRE`` names; a one-line error for a name that is not a part.
+
+    Examples
+    --------
+    >>> sorted(required_parts({"REUSE_REQUIRE": "redis, data"}))
+    ['data', 'redis']
+    >>> required_parts({"REUSE_REQUIRE": "redis,gpu"})
+    Traceback (most recent call last):
+    ...
+    ValueError: $REUSE_REQUIRE names 'gpu': the parts are redis, browser, data
+    """
+    import os
+
+    env = os.environ if environ is None else environ
+    names = {n.strip() for n in env.get(REQUIRE_ENV, "").split(",") if n.strip()}
+    for n in sorted(names):
+        if n not in PARTS:
+            raise ValueError(f"${REQUIRE_ENV} names {n!r}: the parts are {', '.join(PARTS)}")
+    return names
 
 
 @pytest.fixture(scope="session")
@@ -83,3 +137,43 @@ def journal_kinds(root: str | Path) -> list[str]:
         except ValueError:
             pass
     return out
+
+
+def rerun_outputs(spark: SparkSession, run: str | Path, root: str | Path,
+                  ) -> tuple[dict[str, Any], dict[str, Any], int]:
+    """An oracle independent of the run's own accounting: run again, fault-free and on the
+    local session, what a shared-query run journaled (its dataflows, their operations at the
+    recorded cuts, up to the last ``seq`` it processed) and return both runs' outputs per DAG
+    and sink (:func:`~reuse.runtime.accounting.dag_outputs`, replicas de-duplicated) and that
+    ``seq`` bound. A fault (a killed worker, executor or driver) must change no output.
+
+    The rerun's clock starts in the past, so every event is already due: the shared query
+    works the whole trace off in catch-up batches instead of waiting in wall time.
+    """
+    import json
+
+    from reuse.core.dataflow import parse_dataflow
+    from reuse.runtime.accounting import dag_outputs
+    from reuse.runtime.engines.shared.engine import InplaceRuntime
+    from reuse.runtime.journal import load_journal
+
+    run, root = Path(run), Path(root)
+    state = load_journal(run)
+    p = state.start
+    flows = {f.id: f for f in (parse_dataflow(d) for d in p["flows"])}
+    upto = max(json.loads(line)["hi"]
+               for line in (run / "batches.jsonl").read_text().splitlines() if line.strip())
+    rate = float(p["rate"])
+    t0 = int(time.time() * 1000 - 1000 * (upto + 1) / rate) - 1000
+    rt = InplaceRuntime(spark, root, mode=str(p["mode"]), shards=int(p["shards"]), rate=rate,
+                        trigger_s=float(p["trigger_s"]), pi_iterations=int(p["pi_iterations"]),
+                        data_dir=str(p["data_dir"]), max_events=int(p["max_events"]),
+                        t0_ms=t0, limit=upto)
+    try:
+        rt.replay(state.ops, flows, start_seq=int(p["start_seq"]))
+        rt.wait_processed(upto - 1, timeout_s=300)
+        ledger = rt.ledger()
+    finally:
+        rt.close()
+    first = json.loads((run / "ledger.json").read_text())
+    return dag_outputs(run, first, upto), dag_outputs(root, ledger, upto), upto

@@ -1,11 +1,26 @@
 #!/usr/bin/env bash
-# The README's test command: set-up on first use, then lint, type-check and the test suite.
+# The README's test command: set-up on first use, then lint, type-check, the docs build and the
+# test suite (pytest arguments pass through).
+#   ./scripts/test.sh           everything (about 15 minutes on 2 cores), slowest 20 listed
+#   ./scripts/test.sh --fast    no Spark, no browser: the developer's loop (under 2 minutes)
+# $REUSE_REQUIRE=redis,browser,data (.ci/run sets it) fails the tests that would skip for want
+# of one of those real parts.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+FAST=0
+if [ "${1:-}" = "--fast" ]; then
+    FAST=1
+    shift
+fi
 source "$ROOT/scripts/setup.sh"
 cd "$ROOT"
+"$ROOT/.venv/bin/ruff" check reuse tests benchmarks experiments mkdocs_hooks.py
+"$ROOT/.venv/bin/mypy" --no-error-summary reuse
+if [ "$FAST" = 1 ]; then
+    exec "$VENV_PY" -m pytest -p no:cacheprovider -m "not spark and not browser" "$@"
+fi
 # the visualizer's end-to-end test drives Debian's chromium (installed here if missing)
 bash "$ROOT/scripts/install-browser.sh"
-"$ROOT/.venv/bin/ruff" check reuse tests benchmarks
-"$ROOT/.venv/bin/mypy" --no-error-summary reuse
-exec "$VENV_PY" -m pytest -p no:cacheprovider "$@"
+# the documentation site: a broken link or a page missing from the nav fails the run
+"$ROOT/.venv/bin/mkdocs" build --strict --quiet --site-dir "$ROOT/site"
+exec "$VENV_PY" -m pytest -p no:cacheprovider --durations=20 "$@"

@@ -6,6 +6,10 @@ Hypothesis runs under one of two profiles, loaded here before any test module bu
 machine (Spark tests running beside) an example's wall time says nothing about the code, so a
 deadline would fail tests by timing. ``ci`` is also derandomized (the same examples every run,
 no example database) and prints the blob that reproduces a failure.
+
+A test that needs a real part this machine lacks (Redis, Chromium, the data) skips with a
+reason made by :func:`reuse.testing.missing`; when ``$REUSE_REQUIRE`` names that part (``.ci/run``
+sets ``redis,browser,data``), the skip is reported as a failure instead.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from hypothesis import HealthCheck, settings
 
 from reuse.core.dataflow import Dataflow, load_dataflows
 from reuse.core.equivalence import AncestorGraph, tasks_equivalent_literal
+from reuse.testing import REQUIRE_ENV, missing_part, required_parts
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -28,6 +33,28 @@ settings.register_profile("ci", deadline=None, derandomize=True, database=None,
                           print_blob=True, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci" if "CI" in os.environ
                       or os.environ.get("REUSE_HYPOTHESIS_PROFILE") == "ci" else "dev")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    try:
+        config.stash[REQUIRED] = required_parts()
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+REQUIRED = pytest.StashKey[set]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    """A skip for a missing part that ``$REUSE_REQUIRE`` names becomes a failure."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and isinstance(report.longrepr, tuple):
+        part = missing_part(str(report.longrepr[2]))
+        if part is not None and part in item.config.stash.get(REQUIRED, set()):
+            report.outcome = "failed"
+            report.longrepr = f"{report.longrepr[2]} (${REQUIRE_ENV} requires {part})"
 
 
 @pytest.fixture

@@ -28,6 +28,7 @@ from reuse.core.dataflow import Dataflow, dump_dataflow, parse_dataflow
 from reuse.core.errors import ReuseError
 from reuse.core.manager import Manager
 from reuse.core.traces import Op, dump_trace
+from reuse.testing import missing
 from reuse.workloads.registry import data_dir, load_workload
 from reuse.workloads.trace_registry import build_trace
 
@@ -141,7 +142,7 @@ def test_bad_parameters_are_one_line(executors: int, k: int, users: int, match: 
 # --- the real workloads ---------------------------------------------------------------------
 
 needs_data = pytest.mark.skipif(not (data_dir() / "riotbench").is_dir(),
-                                reason="data/ not set up (run scripts/setup.sh)")
+                                reason=missing("data", "data/ not set up (run scripts/setup.sh)"))
 
 
 @needs_data

@@ -16,6 +16,7 @@ from reuse.analysis.walks import (
     walk_stats,
 )
 from reuse.core.dataflow import Dataflow, parse_dataflow
+from reuse.testing import missing
 from reuse.workloads.registry import data_dir, load_workload
 from reuse.workloads.trace_registry import build_trace
 
@@ -96,7 +97,7 @@ def test_percentile_is_monotone(values: list[float], x: float, dx: float) -> Non
         assert p == 100
 
 
-@pytest.mark.skipif(not (data_dir() / "riotbench").is_dir(), reason="data/ not set up")
+@pytest.mark.skipif(not (data_dir() / "riotbench").is_dir(), reason=missing("data", "data/ not set up"))
 def test_paper_and_our_walks_are_placed_in_the_distribution() -> None:
     flows = load_workload("riot")
     stats = walk_stats("riot", flows, seeds=range(1, 51))

@@ -14,6 +14,7 @@ import pytest
 from reuse.cli import main
 from reuse.core.dataflow import load_dataflows
 from reuse.core.traces import dump_trace
+from reuse.testing import missing
 from reuse.workloads.registry import data_dir
 from reuse.workloads.trace_registry import build_trace
 
@@ -147,7 +148,7 @@ def workload_dirs(tmp_path_factory):
     return out
 
 
-@pytest.mark.skipif(not (data_dir() / "riotbench").is_dir(), reason="data/ not set up")
+@pytest.mark.skipif(not (data_dir() / "riotbench").is_dir(), reason=missing("data", "data/ not set up"))
 @pytest.mark.parametrize("workload", ["riot", "opmw"])
 @pytest.mark.parametrize("trace", ["seq", "rw1", "rw2"])
 def test_bill_every_workload_and_trace(workload_dirs, tmp_path, workload, trace):

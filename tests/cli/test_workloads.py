@@ -8,10 +8,11 @@ import pytest
 
 from reuse.cli import main
 from reuse.core.dataflow import load_dataflows
+from reuse.testing import missing
 from reuse.workloads.registry import data_dir
 
 pytestmark = pytest.mark.skipif(not (data_dir() / "riotbench").is_dir(),
-                                reason="data/ not set up (run scripts/setup.sh)")
+                                reason=missing("data", "data/ not set up (run scripts/setup.sh)"))
 
 
 @pytest.mark.parametrize("workload, n_dags", [("riot", 21), ("opmw", 35)])

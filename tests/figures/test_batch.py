@@ -10,10 +10,11 @@ import pytest
 from reuse.core.errors import ReuseError
 from reuse.figures.batch import run_batch, write_summary
 from reuse.figures.traces import planner_figures
+from reuse.testing import missing
 from reuse.workloads.registry import data_dir, load_workload
 
 pytestmark = pytest.mark.skipif(not (data_dir() / "riotbench").is_dir(),
-                                reason="data/ not set up (run scripts/setup.sh)")
+                                reason=missing("data", "data/ not set up (run scripts/setup.sh)"))
 
 
 def _table_rows(summary: str, section: str) -> list[dict[str, str]]:

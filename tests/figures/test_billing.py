@@ -12,6 +12,7 @@ import pytest  # noqa: E402
 from reuse.analysis.billing import TaskCosts  # noqa: E402
 from reuse.core.planner import replay  # noqa: E402
 from reuse.figures.billing import billing_figures, billing_run, summary_rows  # noqa: E402
+from reuse.testing import missing  # noqa: E402
 from reuse.workloads.registry import data_dir, load_workload  # noqa: E402
 from reuse.workloads.trace_registry import build_trace  # noqa: E402
 
@@ -36,7 +37,7 @@ def test_summary_of_figure1_seq(figure1) -> None:
         "cost_alone"]
 
 
-@pytest.mark.skipif(not (data_dir() / "riotbench").is_dir(), reason="data/ not set up")
+@pytest.mark.skipif(not (data_dir() / "riotbench").is_dir(), reason=missing("data", "data/ not set up"))
 def test_billing_figures_write_panels_and_summary(tmp_path) -> None:
     runs, summary = billing_figures("riot", load_workload("riot"), tmp_path, walk=5)
     assert [r.trace for r in runs] == ["seq", "rw1", "rw2"]

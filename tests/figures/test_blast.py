@@ -11,6 +11,7 @@ import pytest  # noqa: E402
 
 from reuse.analysis.blast import BLAST_COLUMNS  # noqa: E402
 from reuse.figures.blast import blast_figures, blast_frame, blast_run, summary_row  # noqa: E402
+from reuse.testing import missing  # noqa: E402
 from reuse.workloads.registry import data_dir, load_workload  # noqa: E402
 
 
@@ -28,7 +29,7 @@ def test_summary_of_figure1_seq(figure1) -> None:
 
 
 @pytest.mark.skipif(not (data_dir() / "riotbench").is_dir(),
-                    reason="data/ not set up (run scripts/setup.sh)")
+                    reason=missing("data", "data/ not set up (run scripts/setup.sh)"))
 def test_blast_figures_write_the_panel_and_summary(tmp_path) -> None:
     run, summary = blast_figures("riot", load_workload("riot"), tmp_path, trace="seq",
                                  executors=4, k=1, min_users=2)

@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 
 from reuse.runtime.dataplane.bus import Bus, FileBus
-from reuse.testing import spark  # noqa: F401 - re-exported fixture
+from reuse.testing import (
+    missing,
+    spark,  # noqa: F401 - re-exported fixture
+)
 
 
 @pytest.fixture(params=["file", "redis"])
@@ -30,7 +33,7 @@ def redis_bus(tmp_path: Path) -> Iterator[Bus]:
 
 def _redis_bus(tmp_path: Path) -> Iterator[Bus]:
     if shutil.which("redis-server") is None:
-        pytest.skip("redis-server is not installed")
+        pytest.skip(missing("redis", "redis-server is not installed"))
     from reuse.runtime.dataplane.redis_bus import start_redis
 
     broker = start_redis(tmp_path / "redis")

@@ -17,7 +17,7 @@ import pytest
 
 from reuse.cli import main
 from reuse.runtime.run import CSV_COLUMNS
-from reuse.testing import ROOT
+from reuse.testing import ROOT, missing
 from reuse.workloads.riotbench import build_dataflows, write_dags
 
 pytestmark = pytest.mark.spark
@@ -90,7 +90,7 @@ def _pid_alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(shutil.which("redis-server") is None,
-                    reason="redis-server not installed (scripts/setup.sh installs it as root)")
+                    reason=missing("redis", "redis-server not installed (scripts/setup.sh installs it as root)"))
 def test_run_on_redis_bus(spark: Any, tmp_path: Path) -> None:
     """``--bus redis``: reused outputs cross a real Redis Streams broker the run starts and
     stops itself; the broker's CPU is part of ``cores``."""

@@ -24,7 +24,7 @@ from reuse.runtime.accounting import account, leaked_records
 from reuse.runtime.engines.partial.engine import Runtime
 from reuse.runtime.engines.shared.engine import InplaceRuntime
 from reuse.runtime.measure import forked_python_workers
-from reuse.testing import ROOT, journal_kinds, riot_flows
+from reuse.testing import ROOT, journal_kinds, rerun_outputs, riot_flows
 from reuse.workloads.riotbench import build_dataflows, write_dags
 
 pytestmark = pytest.mark.spark
@@ -124,7 +124,7 @@ def _outputs_done(root: Path) -> bool:
     return False
 
 
-def test_driver_killed_and_resumed(tmp_path: Path) -> None:
+def test_driver_killed_and_resumed(spark: Any, tmp_path: Path) -> None:
     """``reuse run`` (driver and its JVM) killed with SIGKILL in step 2 or later, once outputs
     flow; ``--resume`` finishes the trace from the journal and the checkpoint."""
     dags = tmp_path / "dags"
@@ -176,6 +176,11 @@ def test_driver_killed_and_resumed(tmp_path: Path) -> None:
     gaps = [float(r["gap_s"]) for r in rows]
     assert max(gaps[died - 1:died + 1]) >= 3.0, gaps
     assert sum(int(r["events_out"]) for r in rows[1:]) > 0
+    # independent of the run's accounting: the same operations at the same cuts, run again
+    # with no fault, output exactly the same
+    killed_out, clean_out, upto = rerun_outputs(spark, root, tmp_path / "rerun")
+    assert upto > 0 and killed_out == clean_out
+    assert all(sum(c.values()) > 0 for per in clean_out.values() for c in per.values())
     # a fresh run refuses a directory that holds one
     again = subprocess.run([*reuse, "run", "--dags", str(dags), "--trace", str(trace),
                             "--root", str(root), "--out", str(tmp_path / "x.csv")],

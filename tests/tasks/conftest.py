@@ -8,6 +8,7 @@ import pytest
 
 from reuse.tasks import make_task
 from reuse.tasks.sources import replay
+from reuse.testing import missing
 from reuse.workloads.riotbench import source_configs
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "riotbench"
@@ -16,7 +17,7 @@ DATA = Path(__file__).resolve().parents[2] / "data" / "riotbench"
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     if not DATA.is_dir():
-        pytest.skip("data/riotbench is not set up")
+        pytest.skip(missing("data", "data/riotbench is not set up"))
     return DATA
 
 

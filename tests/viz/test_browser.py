@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from reuse.testing import missing
+
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
@@ -46,8 +48,8 @@ def chromium() -> Path:
         script = ROOT / "scripts" / "install-browser.sh"
         subprocess.run(["bash", str(script)], check=False, timeout=600)
     if not CHROMIUM.exists():
-        pytest.skip("no /usr/bin/chromium and it cannot be installed here "
-                    "(scripts/install-browser.sh needs root and apt-get)")
+        pytest.skip(missing("browser", "no /usr/bin/chromium and it cannot be installed here "
+                            "(scripts/install-browser.sh needs root and apt-get)"))
     return CHROMIUM
 
 

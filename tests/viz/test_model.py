@@ -9,6 +9,7 @@ import pytest
 
 from reuse.core.dataflow import Dataflow
 from reuse.core.traces import Op, load_trace
+from reuse.testing import missing
 from reuse.viz import Timeline, delta_html, details_html, render_data, to_svg
 from reuse.viz.sources import Paths, load_scenario
 
@@ -144,7 +145,7 @@ def test_sources_traces(figure1: dict[str, Dataflow]) -> None:
 def test_riot_workload_replays() -> None:
     paths = Paths.default()
     if not paths.riot.is_dir():
-        pytest.skip(f"{paths.riot} missing (scripts/setup.sh copies it)")
+        pytest.skip(missing("data", f"{paths.riot} missing (scripts/setup.sh copies it)"))
     flows, ops = load_scenario("riot", "rw", seed=1, paths=paths)
     tl = Timeline(flows, ops)
     assert len(flows) == 21 and tl.steps > 100

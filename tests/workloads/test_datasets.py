@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from reuse.testing import missing
 from reuse.workloads.datasets import MANIFEST, PARTS, DataError, install, load_manifest, verify
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +34,7 @@ def _reference() -> Path | None:
 
 REFERENCE = _reference()
 needs_reference = pytest.mark.skipif(
-    REFERENCE is None, reason="no reference copy of the data (../shared/data or data/)")
+    REFERENCE is None, reason=missing("data", "no reference copy of the data (../shared/data or data/)"))
 
 
 @pytest.fixture(scope="module")

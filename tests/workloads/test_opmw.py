@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from reuse.testing import missing
 from reuse.workloads import opmw
 from reuse.workloads.rdf_fixups import parse_wings_rdfxml
 
@@ -19,7 +20,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # most tests check the explicit mapping: variable-named sources and one sink task per output
 EXPLICIT = {"sources": "variable", "sinks": "output"}
 needs_corpus = pytest.mark.skipif(
-    not CORPUS.is_dir(), reason=f"{CORPUS} absent: run scripts/setup.sh (or copy the shared folder's data/opmw)")
+    not CORPUS.is_dir(), reason=missing("data", f"{CORPUS} absent: run scripts/setup.sh (or copy the shared folder's data/opmw)"))
 
 SINGLE_PROCESS = {"Classifier", "Classify", "CorrelationScore", "Discretize", "Modeler", "PlotTopics",
                   "Randomize", "RandomizeASpecificFile", "ReduceDataset", "TermWeighting", "test"}

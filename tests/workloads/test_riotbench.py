@@ -9,6 +9,7 @@ import pytest
 from reuse.core.dataflow import parse_dataflow
 from reuse.core.errors import ReuseError
 from reuse.tasks.resources import read_properties
+from reuse.testing import missing
 from reuse.workloads.riotbench import (
     build_dataflows,
     merkle_signatures,
@@ -23,7 +24,7 @@ DATA = Path(__file__).resolve().parents[2] / "data" / "riotbench"
 @pytest.fixture(scope="module")
 def dags():
     if not DATA.is_dir():
-        pytest.skip("data/riotbench is not set up")
+        pytest.skip(missing("data", "data/riotbench is not set up"))
     return build_dataflows(DATA)
 
 

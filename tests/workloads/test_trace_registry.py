@@ -13,6 +13,7 @@ from reuse.cli import main
 from reuse.core.errors import ReuseError
 from reuse.core.traces import Op, load_trace
 from reuse.figures.traces import planner_run
+from reuse.testing import missing
 from reuse.viz.widget import Visualizer
 from reuse.workloads.registry import data_dir, load_workload
 from reuse.workloads.trace_registry import build_trace, populate_for, select_subset
@@ -98,7 +99,7 @@ def test_cli_notebooks_and_visualizer_build_the_same_trace(
         assert len(live.flows) == subset and {o.dag for o in cli_ops} <= set(live.flows)
 
 
-@pytest.mark.skipif(not HAVE_RIOT, reason="data/ not set up (run scripts/setup.sh)")
+@pytest.mark.skipif(not HAVE_RIOT, reason=missing("data", "data/ not set up (run scripts/setup.sh)"))
 def test_named_walks_use_their_seeds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rw1, meta = _cli(tmp_path, "riot", "rw1", None, None)
     assert meta["seed"] == 1 and meta["populate"] == 15 and meta["walk"] == 100

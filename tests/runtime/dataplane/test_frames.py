@@ -24,6 +24,7 @@ from reuse.runtime.dataplane.frames import (
 )
 from reuse.tasks.resources import resolve_data_dir
 from reuse.tasks.sources import SOURCE_FILES
+from reuse.testing import missing
 
 
 def _rt(data: bytes) -> Frame:
@@ -33,7 +34,7 @@ def _rt(data: bytes) -> Frame:
 def _riot(src: str, n: int) -> list[str]:
     data_dir = resolve_data_dir()
     if not (data_dir / SOURCE_FILES[src]).is_file():
-        pytest.skip("data/riotbench is not set up (or set REUSE_RIOTBENCH_DIR)")
+        pytest.skip(missing("data", "data/riotbench is not set up (or set REUSE_RIOTBENCH_DIR)"))
     return [json.dumps(source_event(src, src, s, 0, 10.0, str(data_dir)), separators=(",", ":"))
             for s in range(n)]
 

@@ -27,7 +27,7 @@ import pytest
 from reuse.core.dataflow import parse_dataflow
 from reuse.runtime.accounting import copies
 from reuse.runtime.measure import output_gaps
-from reuse.testing import journal_kinds, riot_flows
+from reuse.testing import journal_kinds, rerun_outputs, riot_flows
 
 pytestmark = pytest.mark.spark
 
@@ -88,7 +88,7 @@ def _two_shard_batches(root: Path) -> list[dict[str, Any]]:
     return out
 
 
-def test_replicas_on_two_workers_outlive_a_killed_executor(tmp_path: Path) -> None:
+def test_replicas_on_two_workers_outlive_a_killed_executor(spark: Any, tmp_path: Path) -> None:
     dags, trace = _inputs(tmp_path)
     cdir, root, out = tmp_path / "cluster", tmp_path / "run", tmp_path / "ksafe.csv"
     port, ui = _free_port(), _free_port()
@@ -149,3 +149,8 @@ def test_replicas_on_two_workers_outlive_a_killed_executor(tmp_path: Path) -> No
     gaps = output_gaps(root, {sink: copies(ledger, sink)}, killed["ms"] - 1000,
                        killed["ms"] + 8000)
     assert gaps[sink] < 9.0, gaps  # 9 s: no output in the whole window
+    # independent of the run's accounting: the same operations at the same cuts, run again
+    # on the local session with no replicas and no kill, output exactly the same
+    killed_out, clean_out, _ = rerun_outputs(spark, root, tmp_path / "rerun")
+    assert killed_out == clean_out
+    assert all(sum(c.values()) > 0 for per in clean_out.values() for c in per.values())
