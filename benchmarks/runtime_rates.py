@@ -19,6 +19,13 @@ A mode may carry k-safety (issue 13): ``reuse-inplace+k1u2`` is ``reuse-inplace`
 inplace modes. Beside every cell the floor (``benchmarks/limit.py``) gives the cores the same
 work needs in one plain Python process.
 
+``--repeat N`` runs the modes of each rate N times, interleaved (``A B A B ...``, every run its
+own process and JVM), then prints each mode's cores as median [min, max] and a verdict per
+comparison (:mod:`reuse.runtime.spread`): every Reuse mode against each Default mode on its
+engine, and the ``--compare`` pairs. Two modes whose min-max ranges overlap show *no
+difference*; otherwise the lower one is named, with the cores saved against the work saved
+(the floor, measured once per invocation). ``--max-rate`` is not repeated.
+
 Run: ``.venv/bin/python benchmarks/runtime_rates.py --workload riot --rates 10,100,300,1000
 --modes default,reuse,reuse-relaunch-lazy,reuse-inplace,default-inplace --json out.json``.
 """
@@ -33,6 +40,9 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from reuse.runtime import SparkRuntimeError
+from reuse.runtime.spread import Spread, compare, difference_range, interleave, pairs
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -145,19 +155,65 @@ def _child(mode: str, rate: float) -> dict[str, Any]:
 
 
 def show(r: dict[str, Any], floor: dict[str, Any] | None) -> None:
+    run = f" (run {r['rep']})" if "rep" in r else ""
     if r.get("failed"):
-        print(f"  {r['mode']:>20} @ {r['rate']:>6g}/s: FAILED", flush=True)
+        print(f"  {r['mode']:>20} @ {r['rate']:>6g}/s{run}: FAILED", flush=True)
         return
     fl = ""
     if floor:
-        key = "reuse" if r["mode"].startswith("reuse") else "default"
-        per_seq = floor[key]["ms_per_seq"] / 1000
+        per_seq = floor[floor_key(r["mode"])]["ms_per_seq"] / 1000
         fl = f", floor {per_seq * r['rate']:.3f} ({r['cores'] / (per_seq * r['rate']):.1f}x)"
-    print(f"  {r['mode']:>20} @ {r['rate']:>6g}/s: {r['cores']:.3f} cores{fl}, "
+    print(f"  {r['mode']:>20} @ {r['rate']:>6g}/s{run}: {r['cores']:.3f} cores{fl}, "
           f"p50 {r['p50_ms']} ms, p99 {r['p99_ms']} ms, backlog {r['backlog_start']} -> "
           f"{r['backlog_end']}, {r['queries']} queries, {r.get('running_tasks')} tasks"
           + (f" + {r['replica_tasks']} replicas" if r.get("replica_tasks") else "")
           + f", sustained {r['sustained']}", flush=True)
+
+
+def floor_key(mode: str) -> str:
+    """Which of the floor's two runs a mode's work is: ``reuse`` or ``default``."""
+    return "reuse" if mode.startswith("reuse") else "default"
+
+
+def report(rate: float, modes: list[str], cells: list[dict[str, Any]],
+           compared: list[tuple[str, str]], floor: dict[str, Any] | None,
+           repeat: int) -> dict[str, Any]:
+    """Print (and return) each mode's cores over the repetitions at ``rate`` as median [min,
+    max], and a verdict per compared pair (:func:`reuse.runtime.spread.compare`)."""
+    ok = {m: [c for c in cells if c["mode"] == m and not c.get("failed")] for m in modes}
+    cores = {m: [c["cores"] for c in ok[m]] for m in modes}
+    per_seq = {k: floor[k]["ms_per_seq"] / 1000 * rate for k in ("default", "reuse")} \
+        if floor else {}
+    out: dict[str, Any] = {"modes": {}, "verdicts": []}
+    print(f"== {rate:g}/s: {repeat} interleaved runs per mode; cores median [min, max]",
+          flush=True)
+    for m in modes:
+        if not cores[m]:
+            print(f"  {m:>20}: no run succeeded", flush=True)
+            continue
+        s = Spread.of(cores[m])
+        sus = sum(1 for c in ok[m] if c["sustained"])
+        fl = per_seq.get(floor_key(m))
+        xf = (f", x floor {s.median / fl:.2f} [{s.lo / fl:.2f}, {s.hi / fl:.2f}]"
+              if fl else "")
+        out["modes"][m] = {**s.to_dict(), "runs": repeat, "sustained": sus,
+                           "floor_cores": fl}
+        print(f"  {m:>20}: {s} cores in {s.n} of {repeat} runs{xf}; sustained in {sus}",
+              flush=True)
+    for a, b in compared:
+        v = compare(a, cores[a], b, cores[b])
+        row = v.to_dict()
+        print(f"  {v}", flush=True)
+        work = per_seq.get(floor_key(b), 0.0) - per_seq.get(floor_key(a), 0.0)
+        if v.spread_a is not None and v.spread_b is not None and work > 0:
+            lo, hi = difference_range(v.spread_b, v.spread_a)
+            saved = v.spread_b.median - v.spread_a.median
+            row["saved"] = {"median": saved, "min": lo, "max": hi, "work_saved": work}
+            print(f"    {b} - {a}: {saved:.3f} [{lo:.3f}, {hi:.3f}] cores against "
+                  f"{work:.3f} of work saved (floor): {saved / work:.2f}x "
+                  f"[{lo / work:.2f}, {hi / work:.2f}]", flush=True)
+        out["verdicts"].append(row)
+    return out
 
 
 def main() -> None:
@@ -176,6 +232,12 @@ def main() -> None:
     ap.add_argument("--max-rate", default="", help="modes to search the highest sustained "
                                                      "rate for (e.g. reuse-inplace,default-inplace)")
     ap.add_argument("--floor-seqs", type=int, default=600)
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="runs per cell, interleaved A B A B ... per rate, each a fresh JVM; "
+                         "prints median [min, max] and a verdict per comparison")
+    ap.add_argument("--compare", default="",
+                    help="extra mode:baseline pairs to compare, comma separated (beside every "
+                         "Reuse mode against each Default mode on its engine)")
     ap.add_argument("--json", default=None)
     ap.add_argument("--only", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -183,20 +245,44 @@ def main() -> None:
         mode, rate = args.only.split("@")
         print("RESULT " + json.dumps(cell(mode, float(rate), args)), flush=True)
         return
+    if args.repeat < 1:
+        ap.error("--repeat must be at least 1")
+    extra = []
+    for p in filter(None, args.compare.split(",")):
+        a, sep, b = p.partition(":")
+        if not sep:
+            ap.error(f"--compare {p!r}: give mode:baseline")
+        extra.append((a, b))
+    try:  # an unknown mode in --compare fails before any run
+        pairs(args.modes.split(","), extra)
+    except SparkRuntimeError as exc:
+        ap.error(str(exc))
     from limit import floors
 
     floor = floors(args.workload, args.floor_seqs, args.pi_iterations)
     print(f"{args.workload} floor: Default {floor['default']['ms_per_seq']} ms/seq, Reuse "
           f"{floor['reuse']['ms_per_seq']} ms/seq", flush=True)
-    res: dict[str, Any] = {"args": vars(args), "floor": floor, "cells": [], "max_rate": {}}
+    res: dict[str, Any] = {"args": vars(args), "floor": floor, "cells": [], "max_rate": {},
+                           "spread": {}}
     skip = set(filter(None, args.skip.split(",")))
     for rate in [float(x) for x in args.rates.split(",")]:
-        for mode in args.modes.split(","):
-            if f"{mode}@{rate:g}" in skip:
-                continue
+        modes = [m for m in args.modes.split(",") if f"{m}@{rate:g}" not in skip]
+        if not modes:
+            continue
+        cells = []
+        for rep, mode in interleave(modes, args.repeat):
             r = _child(mode, rate)
+            if args.repeat > 1:
+                r["rep"] = rep
+            cells.append(r)
             res["cells"].append(r)
             show(r, floor)
+            if args.json:
+                Path(args.json).write_text(json.dumps(res, indent=1))
+        if args.repeat > 1:
+            pairs_here = pairs(modes, [p for p in extra if set(p) <= set(modes)])
+            res["spread"][f"{rate:g}"] = report(rate, modes, cells, pairs_here, floor,
+                                                args.repeat)
             if args.json:
                 Path(args.json).write_text(json.dumps(res, indent=1))
     for mode in filter(None, args.max_rate.split(",")):

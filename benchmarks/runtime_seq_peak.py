@@ -9,9 +9,18 @@ window is the per-query overhead (``idle_cores``) at the peak's query count, and
 ``peak - idle`` is the task work. The ratio printed at the end is
 ``(1 - reuse/default cores) / (1 - reuse/default tasks)`` (the goal is >= 0.9).
 
-Modes (``--order``): ``default``, ``reuse`` (merge as partial DAGs, the paper's way),
-``reuse-defrag`` (then one defragmentation before measuring) and ``reuse-relaunch`` (every merge
-hands the running DAG over to one query; see ``Runtime(merge="relaunch")``).
+Modes (``--order``): ``default`` (every dataflow replays its own sources, the paper's
+baseline), ``default-shared`` (Default fed from the shared replays, as Reuse is: what
+``default`` meant before 2026-11-23, and the runs BENCHMARKS.md records here), ``reuse`` (merge
+as partial DAGs, the paper's way), ``reuse-defrag`` (then one defragmentation before measuring)
+and ``reuse-relaunch`` (every merge hands the running DAG over to one query; see
+``Runtime(merge="relaunch")``). Reuse is judged against the first Default mode of ``--order``.
+
+``--repeat N`` runs the modes N times, interleaved (``A B A B ...``, each run its own process and
+JVM), then prints each mode's peak cores as median [min, max], a verdict per Reuse mode against
+each Default mode (:mod:`reuse.runtime.spread`: overlapping min-max ranges are *no difference*)
+and the core saving's range against the task saving. The per-query overhead split (the
+all-paused window) is printed for single runs only.
 
 Run: ``.venv/bin/python benchmarks/runtime_seq_peak.py --workload riot --rate 60
 --trigger 20``.
@@ -28,6 +37,8 @@ import time
 import warnings
 from pathlib import Path
 from typing import Any
+
+from reuse.runtime.spread import Spread, compare, interleave, pairs
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -92,7 +103,8 @@ def run_mode(mode: str, flows: list[Any], args: argparse.Namespace) -> dict[str,
     tail = SinkTail(root)
     relaunch = mode == "reuse-relaunch"
     rt = Runtime(spark, root, mode=mode.split("-")[0], unmerge="stop" if relaunch else "pause",
-                 merge="relaunch" if relaunch else "partial", rate=args.rate,
+                 merge="relaunch" if relaunch else "partial",
+                 sources="shared" if mode == "default-shared" else None, rate=args.rate,
                  trigger_s=args.trigger, pi_iterations=args.pi_iterations)
     out: dict[str, Any] = {"mode": mode}
     try:
@@ -132,9 +144,10 @@ def run_mode(mode: str, flows: list[Any], args: argparse.Namespace) -> dict[str,
     return out
 
 
-def _child(mode: str) -> Any:
+def _child(mode: str, check: bool = True) -> Any:
     """Run one mode in its own Python process (its own JVM), so neither mode inherits the
-    other's JIT state, threads or garbage."""
+    other's JIT state, threads or garbage. A failed run ends the benchmark, or with ``check``
+    false is reported and gives ``None`` (a repetition among others)."""
     cmd = [sys.executable, *sys.argv, "--only-mode", mode]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     result = None
@@ -145,8 +158,45 @@ def _child(mode: str) -> Any:
         else:
             print(line, end="", flush=True)
     if proc.wait() != 0 or result is None:
-        raise SystemExit(f"{mode} run failed (exit {proc.returncode})")
+        if check:
+            raise SystemExit(f"{mode} run failed (exit {proc.returncode})")
+        print(f"  {mode} run failed (exit {proc.returncode})", flush=True)
+        return None
     return result
+
+
+def report_repeats(runs: dict[str, list[dict[str, Any]]], repeat: int, workload: str,
+                   task_saving: float, nonsource_saving: float) -> dict[str, Any]:
+    """Print (and return) each mode's peak cores over the repetitions as median [min, max], a
+    verdict per Reuse mode against each Default mode, and the core saving's range."""
+    cores = {m: [r["peak"]["cores"] for r in rs] for m, rs in runs.items()}
+    out: dict[str, Any] = {"modes": {}, "verdicts": []}
+    print(f"SEQ peak {workload}: {repeat} interleaved runs per mode; peak cores median "
+          f"[min, max]")
+    for m, rs in runs.items():
+        if not rs:
+            print(f"  {m:>15}: no run succeeded")
+            continue
+        s = Spread.of(cores[m])
+        queries = sorted({r["peak"]["queries"] for r in rs})
+        out["modes"][m] = {**s.to_dict(), "runs": repeat, "queries": queries}
+        print(f"  {m:>15}: {s} cores in {s.n} of {repeat} runs, "
+              f"{'/'.join(map(str, queries))} queries")
+    for a, b in pairs(list(runs)):
+        v = compare(a, cores[a], b, cores[b])
+        row = v.to_dict()
+        print(f"  {v}")
+        if v.spread_a is not None and v.spread_b is not None:
+            r, d = v.spread_a, v.spread_b
+            sv = (1 - r.median / d.median, 1 - r.hi / d.lo, 1 - r.lo / d.hi)
+            row["core_saving"] = {"median": sv[0], "min": sv[1], "max": sv[2]}
+            print(f"    core saving {sv[0]:.1%} [{sv[1]:.1%}, {sv[2]:.1%}] against task saving "
+                  f"{task_saving:.1%}: ratio {sv[0] / task_saving:.3f} [{sv[1] / task_saving:.3f}"
+                  f", {sv[2] / task_saving:.3f}]; to the non-source task saving "
+                  f"{nonsource_saving:.1%}: {sv[0] / nonsource_saving:.3f} "
+                  f"[{sv[1] / nonsource_saving:.3f}, {sv[2] / nonsource_saving:.3f}]")
+        out["verdicts"].append(row)
+    return out
 
 
 def main() -> None:
@@ -165,7 +215,12 @@ def main() -> None:
     ap.add_argument("--out", default=None, help="JSON result file")
     ap.add_argument("--only-mode", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--order", default="default,reuse", help="modes, in run order")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="runs per mode, interleaved A B A B ..., each a fresh JVM; prints "
+                         "median [min, max] and a verdict per comparison")
     args = ap.parse_args()
+    if args.repeat < 1:
+        ap.error("--repeat must be at least 1")
     from reuse.core.manager import Manager
 
     flows = workload(args.workload, args.n, args.source)
@@ -188,19 +243,33 @@ def main() -> None:
           f"trigger {args.trigger}s", flush=True)
     res = {"args": vars(args), "default_tasks": default_tasks, "reuse_tasks": reuse_tasks,
            "default_nonsource_tasks": d_ns, "reuse_nonsource_tasks": r_ns}
-    for mode in args.order.split(","):
-        res[mode] = _child(mode)
-    for mode in [m for m in res if m.startswith("reuse-")]:
-        dm, rm = res["default"]["peak"]["cores"], res[mode]["peak"]["cores"]
-        print(f"SEQ peak {args.workload}: {mode} {rm} cores ({res[mode]['peak']['queries']} "
-              f"queries) vs Default {dm}: core saving {1 - rm / dm:.1%}, ratio to task "
-              f"saving {(1 - rm / dm) / (1 - reuse_tasks / default_tasks):.3f} (to non-source "
-              f"task saving {(1 - rm / dm) / (1 - r_ns / d_ns):.3f})")
-    if "reuse" not in res:  # the overhead split needs the merge-only Reuse run
+    order = args.order.split(",")
+    base = next((m for m in order if m.startswith("default")), None)
+    if args.repeat > 1:
+        runs: dict[str, list[dict[str, Any]]] = {m: [] for m in order}
+        for rep, mode in interleave(order, args.repeat):
+            r = _child(mode, check=False)
+            if r is not None:
+                runs[mode].append({**r, "rep": rep})
+        res["runs"] = runs
+        res["spread"] = report_repeats(runs, args.repeat, args.workload,
+                                       1 - reuse_tasks / default_tasks, 1 - r_ns / d_ns)
         if args.out:
             Path(args.out).write_text(json.dumps(res, indent=1))
         return
-    d, r = res["default"]["peak"]["cores"], res["reuse"]["peak"]["cores"]
+    for mode in order:
+        res[mode] = _child(mode)
+    for mode in [m for m in res if m.startswith("reuse-") and base is not None]:
+        dm, rm = res[base]["peak"]["cores"], res[mode]["peak"]["cores"]
+        print(f"SEQ peak {args.workload}: {mode} {rm} cores ({res[mode]['peak']['queries']} "
+              f"queries) vs {base} {dm}: core saving {1 - rm / dm:.1%}, ratio to task "
+              f"saving {(1 - rm / dm) / (1 - reuse_tasks / default_tasks):.3f} (to non-source "
+              f"task saving {(1 - rm / dm) / (1 - r_ns / d_ns):.3f})")
+    if "reuse" not in res or base is None:  # the overhead split needs the merge-only Reuse run
+        if args.out:
+            Path(args.out).write_text(json.dumps(res, indent=1))
+        return
+    d, r = res[base]["peak"]["cores"], res["reuse"]["peak"]["cores"]
     task_saving = 1 - reuse_tasks / default_tasks
     core_saving = 1 - r / d
     idle = res["reuse"].get("idle", {"cores": float("nan"), "queries": 1})
@@ -209,11 +278,11 @@ def main() -> None:
         "default_cores": d, "reuse_cores": r, "core_saving": round(core_saving, 3),
         "task_saving": round(task_saving, 3), "ratio": round(core_saving / task_saving, 3),
         "per_query_overhead_cores": round(per_query, 4),
-        "default_overhead_cores": round(per_query * res["default"]["peak"]["queries"], 3),
+        "default_overhead_cores": round(per_query * res[base]["peak"]["queries"], 3),
         "reuse_overhead_cores": round(per_query * res["reuse"]["peak"]["queries"], 3),
     }
     s = res["summary"]
-    print(f"SEQ peak {args.workload}: Default {d} cores ({res['default']['peak']['queries']} "
+    print(f"SEQ peak {args.workload}: {base} {d} cores ({res[base]['peak']['queries']} "
           f"queries), Reuse {r} cores ({res['reuse']['peak']['queries']} queries); core "
           f"saving {core_saving:.1%} vs task saving {task_saving:.1%}: ratio {s['ratio']}; "
           f"per-query overhead {per_query:.3f} cores -> overhead Default "

@@ -47,7 +47,7 @@ INSIDE: dict[str, tuple[tuple[str, ...], ...]] = {
         # a run, over either engine
         ("reuse.runtime.accounting", "reuse.runtime.cluster", "reuse.runtime.floor",
          "reuse.runtime.journal", "reuse.runtime.measure", "reuse.runtime.progress",
-         "reuse.runtime.session"),
+         "reuse.runtime.session", "reuse.runtime.spread"),
         ("reuse.runtime.run",),
     ),
     "reuse.cli": (

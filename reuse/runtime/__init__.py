@@ -28,7 +28,8 @@ the disk at import time); each folder imports only from the ones above it in thi
 - A run, over either engine: :mod:`~reuse.runtime.session` (the SparkSession),
   :mod:`~reuse.runtime.cluster` (a standalone cluster), :mod:`~reuse.runtime.run` (live trace
   replay to CSV), :mod:`~reuse.runtime.journal` (resume after a driver crash),
-  :mod:`~reuse.runtime.measure` (CPU and latency), :mod:`~reuse.runtime.accounting` (the
+  :mod:`~reuse.runtime.measure` (CPU and latency), :mod:`~reuse.runtime.spread` (the spread
+  of repeated runs and a verdict per comparison), :mod:`~reuse.runtime.accounting` (the
   reference execution and event accounting), :mod:`~reuse.runtime.floor` (the no-Spark floor),
   :mod:`~reuse.runtime.progress`. The ``run`` and ``cluster`` commands are
   :mod:`reuse.cli.runtime`.
