@@ -32,10 +32,10 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
+from reuse.core.paths import riotbench_dir
 from reuse.runtime.common.execution import source_event
 from reuse.runtime.dataplane.bus import FileBus
 from reuse.runtime.dataplane.frames import ENTROPY_THRESHOLD, decode_frame, encode_frame, entropy
-from reuse.tasks.resources import resolve_data_dir
 
 STREAMS = ("SYS", "TAXI", "FIT")
 
@@ -153,7 +153,7 @@ def main() -> None:
     ap.add_argument("--hop-events", type=int, default=200_000)
     ap.add_argument("--event-bytes", type=int, default=200)
     args = ap.parse_args()
-    data_dir = str(resolve_data_dir(args.data))
+    data_dir = str(riotbench_dir(args.data))
     print(f"pyarrow {pa.__version__}, data {data_dir}")
     entropy_table(args.batches, data_dir, args.min_time)
     print()

@@ -25,11 +25,11 @@ RATES = (10, 100, 300, 1000)
 def floors(workload_name: str, seqs: int, pi_iterations: int = 1600) -> dict[str, Any]:
     from runtime_seq_peak import workload
 
+    from reuse.core.paths import riotbench_dir
     from reuse.runtime.floor import floor_run
-    from reuse.tasks.resources import resolve_data_dir
 
     flows = workload(workload_name, None)
-    dd = str(resolve_data_dir(None))
+    dd = str(riotbench_dir(None))
     out: dict[str, Any] = {"dags": len(flows)}
     for mode, shares in (("default", False), ("reuse", True)):
         floor_run(flows, shares=shares, seqs=min(50, seqs), start=10_000, data_dir=dd,

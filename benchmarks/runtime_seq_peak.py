@@ -38,6 +38,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from reuse.core.paths import opmw_corpus_dir, riotbench_dir
 from reuse.runtime.spread import Spread, compare, interleave, pairs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,7 +50,7 @@ def workload(name: str, n: int | None, only_source: str | None = None) -> list[A
     if name == "riot":
         from reuse.workloads.riotbench import build_dataflows
 
-        dags = build_dataflows(ROOT / "data" / "riotbench")
+        dags = build_dataflows(riotbench_dir())
         if n:
             dags = dags[:n]
         if only_source:
@@ -59,7 +60,7 @@ def workload(name: str, n: int | None, only_source: str | None = None) -> list[A
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        corpus = load_corpus(ROOT / "data" / "opmw" / "wings-corpus")
+        corpus = load_corpus(opmw_corpus_dir())
     return [parse_dataflow(d) for d in select(corpus.dataflows, n or 35)]
 
 

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from reuse.core.paths import riotbench_dir
 from reuse.tasks import make_task
 from reuse.tasks.base import Event, as_float, stable_hash64
 from reuse.tasks.sources import replay
@@ -215,7 +216,7 @@ def parse_table(data: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", default=str(ROOT / "data" / "riotbench"))
+    ap.add_argument("--data", default=str(riotbench_dir()))
     args = ap.parse_args()
     data = Path(args.data)
     keying_table(data)

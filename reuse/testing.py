@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from reuse.core.paths import riotbench_dir
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -106,7 +108,7 @@ def riot_flows(*ids: str, data_dir: str | Path | None = None) -> dict[str, Any]:
     from reuse.core.dataflow import parse_dataflow
     from reuse.workloads.riotbench import build_dataflows
 
-    base = Path(data_dir) if data_dir is not None else ROOT / "data" / "riotbench"
+    base = Path(data_dir) if data_dir is not None else riotbench_dir()
     flows = {d["id"]: parse_dataflow(d) for d in build_dataflows(base)}
     return {i: flows[i] for i in ids} if ids else flows
 

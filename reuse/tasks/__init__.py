@@ -64,7 +64,7 @@ def make_task(type_name: str, config: Any, *, data_dir: str | os.PathLike[str] |
         The task's config from the dataflow (plain JSON).
     data_dir
         RIoTBench resource folder for tasks that load files at start-up (see
-        :func:`reuse.tasks.resources.resolve_data_dir` for the default).
+        :func:`reuse.core.paths.riotbench_dir` for the default).
 
     Raises
     ------

@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from reuse.core.paths import riotbench_dir
 from reuse.tasks.base import Event, Task, TaskError, as_float, derive, stable_hash64
 from reuse.tasks.parse import parse_senml_line
-from reuse.tasks.resources import resolve_data_dir
 
 __all__ = ["RangeFilter", "BloomFilter", "BloomFilterCheck"]
 
@@ -120,7 +120,7 @@ class BloomFilterCheck(Task):
         if self.stride < 1 or not 0 <= self.offset < self.stride:
             raise TaskError(f"BloomFilterCheck: need train_stride >= 1 and 0 <= train_offset < "
                             f"train_stride, got {self.stride} and {self.offset}")
-        path = resolve_data_dir(data_dir) / self._cfg("train_file", required=True)
+        path = riotbench_dir(data_dir) / self._cfg("train_file", required=True)
         self.trained = 0
         lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
         for line in lines[self.offset::self.stride]:

@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from reuse.core.paths import riotbench_dir
 from reuse.tasks.base import Event, Task, TaskError, as_float, derive, observations
-from reuse.tasks.resources import read_metadata_map, resolve_data_dir
+from reuse.tasks.resources import read_metadata_map
 
 __all__ = ["SenMLParse", "Annotate", "CsvToSenML", "parse_senml_line"]
 
@@ -95,7 +96,7 @@ class Annotate(Task):
     def __init__(self, config: Any, data_dir: Any = None) -> None:
         super().__init__(config)
         self.fields: list[str] = list(self._cfg("fields", required=True))
-        path = resolve_data_dir(data_dir) / self._cfg("file", required=True)
+        path = riotbench_dir(data_dir) / self._cfg("file", required=True)
         self.table = read_metadata_map(path)
 
     def process(self, event: Event) -> list[Event]:

@@ -12,9 +12,10 @@ from typing import Any
 
 import numpy as np
 
+from reuse.core.paths import riotbench_dir
 from reuse.tasks.base import Event, StatefulTask, Task, TaskError, as_float, derive, observations
 from reuse.tasks.models import DecisionTree, LinearModel
-from reuse.tasks.resources import Arff, read_arff, resolve_data_dir
+from reuse.tasks.resources import Arff, read_arff
 
 __all__ = ["DecisionTreeClassify", "MultiVarLinearRegression", "ErrorEstimation", "feature_row"]
 
@@ -33,7 +34,7 @@ def feature_row(event: Event, features: list[str]) -> list[float] | None:
 
 def _load(task: Task, data_dir: Any) -> tuple[Arff, int]:
     """Read the task's training ARFF and the index of its result attribute."""
-    base = resolve_data_dir(data_dir)
+    base = riotbench_dir(data_dir)
     train = task._cfg("train_data")
     arff = read_arff(base / task._cfg("arff", required=True), base / train if train else None)
     idx = int(task._cfg("result_index", len(arff.names) - 1))

@@ -13,49 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
-    "DATA_ENV",
-    "resolve_data_dir",
     "read_properties",
     "read_schema",
     "read_metadata_map",
     "Arff",
     "read_arff",
 ]
-
-#: Environment variable that points the tasks at the RIoTBench resource folder.
-DATA_ENV = "REUSE_RIOTBENCH_DIR"
-
-
-def resolve_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
-    """Find the RIoTBench resource folder.
-
-    Task configs name resource files by their base name only (so a config is portable and two
-    users' identical tasks compare equal); the folder is resolved here, in order: the explicit
-    argument, ``$REUSE_RIOTBENCH_DIR``, ``./data/riotbench``, the repository's ``data/riotbench``.
-
-    Parameters
-    ----------
-    data_dir
-        An explicit folder, used as is when given.
-
-    Returns
-    -------
-    Path
-        The first candidate folder that exists (the explicit one even if it does not).
-    """
-    if data_dir is not None:
-        return Path(data_dir)
-    candidates = []
-    env = os.environ.get(DATA_ENV)
-    if env:
-        candidates.append(Path(env))
-    candidates.append(Path.cwd() / "data" / "riotbench")
-    candidates.append(Path(__file__).resolve().parents[2] / "data" / "riotbench")
-    for cand in candidates:
-        if cand.is_dir():
-            return cand
-    return candidates[-1]
-
 
 def read_properties(path: str | os.PathLike[str]) -> dict[str, str]:
     """Parse a Java-style ``key=value`` properties file.

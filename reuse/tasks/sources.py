@@ -12,8 +12,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from reuse.core.paths import riotbench_dir
 from reuse.tasks.base import Event, TaskError
-from reuse.tasks.resources import resolve_data_dir
 
 __all__ = ["SOURCE_FILES", "source_file", "read_lines", "replay"]
 
@@ -29,7 +29,7 @@ def source_file(src: str, data_dir: str | os.PathLike[str] | None = None) -> Pat
     """Path of a source's SenML data file."""
     if src not in SOURCE_FILES:
         raise TaskError(f"unknown source '{src}' (known: {', '.join(sorted(SOURCE_FILES))})")
-    return resolve_data_dir(data_dir) / SOURCE_FILES[src]
+    return riotbench_dir(data_dir) / SOURCE_FILES[src]
 
 
 def read_lines(path: str | os.PathLike[str]) -> list[str]:

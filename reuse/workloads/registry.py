@@ -7,22 +7,22 @@
   a source and prefix, D has another source. The visualizer's first example.
 
 Data folders default to ``data/riotbench`` and ``data/opmw/wings-corpus`` under the project root
-(filled by the set-up script) and can be moved with ``REUSE_DATA_DIR``, or per call with
+(filled by the set-up script), as :mod:`reuse.core.paths` resolves them, or per call with
 ``folder``. :func:`load_workload` is the only loader: the CLI, the notebooks, the trace registry
 (:mod:`reuse.workloads.trace_registry`) and the visualizer all call it.
 """
 
 from __future__ import annotations
 
-import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 from reuse.core.dataflow import Dataflow, load_dataflows, parse_dataflow
 from reuse.core.errors import ReuseError
+from reuse.core.paths import opmw_corpus_dir, riotbench_dir
 
-__all__ = ["WORKLOADS", "Workload", "data_dir", "workload_folder", "load_workload"]
+__all__ = ["WORKLOADS", "Workload", "workload_folder", "load_workload"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -63,17 +63,12 @@ WORKLOADS = {"opmw": Workload("opmw", dags=35, populate=20),
              "figure1": Workload("figure1", dags=4, populate=2, walk=10)}
 
 
-def data_dir() -> Path:
-    env = os.environ.get("REUSE_DATA_DIR")
-    return Path(env) if env else ROOT / "data"
-
-
 def workload_folder(name: str) -> Path:
     """Where a workload's input lives by default (``folder`` of :func:`load_workload`)."""
     if name == "riot":
-        return data_dir() / "riotbench"
+        return riotbench_dir()
     if name == "opmw":
-        return data_dir() / "opmw" / "wings-corpus"
+        return opmw_corpus_dir()
     if name == "figure1":
         return ROOT / "tests" / "fixtures" / "figure1"
     raise ReuseError(f"unknown workload {name!r} (choose from {', '.join(WORKLOADS)})")

@@ -27,9 +27,10 @@ from reuse.cli import main
 from reuse.core.dataflow import Dataflow, dump_dataflow, parse_dataflow
 from reuse.core.errors import ReuseError
 from reuse.core.manager import Manager
+from reuse.core.paths import data_dir
 from reuse.core.traces import Op, dump_trace
 from reuse.testing import missing
-from reuse.workloads.registry import data_dir, load_workload
+from reuse.workloads.registry import load_workload
 from reuse.workloads.trace_registry import build_trace
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"

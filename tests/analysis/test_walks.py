@@ -16,8 +16,9 @@ from reuse.analysis.walks import (
     walk_stats,
 )
 from reuse.core.dataflow import Dataflow, parse_dataflow
+from reuse.core.paths import data_dir
 from reuse.testing import missing
-from reuse.workloads.registry import data_dir, load_workload
+from reuse.workloads.registry import load_workload
 from reuse.workloads.trace_registry import build_trace
 
 

@@ -13,9 +13,9 @@ import pytest
 
 from reuse.cli import main
 from reuse.core.dataflow import load_dataflows
+from reuse.core.paths import data_dir
 from reuse.core.traces import dump_trace
 from reuse.testing import missing
-from reuse.workloads.registry import data_dir
 from reuse.workloads.trace_registry import build_trace
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"

@@ -8,8 +8,8 @@ import pytest
 
 from reuse.cli import main
 from reuse.core.dataflow import load_dataflows
+from reuse.core.paths import data_dir
 from reuse.testing import missing
-from reuse.workloads.registry import data_dir
 
 pytestmark = pytest.mark.skipif(not (data_dir() / "riotbench").is_dir(),
                                 reason=missing("data", "data/ not set up (run scripts/setup.sh)"))

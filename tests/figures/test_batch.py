@@ -8,10 +8,11 @@ import nbformat
 import pytest
 
 from reuse.core.errors import ReuseError
+from reuse.core.paths import data_dir
 from reuse.figures.batch import run_batch, write_summary
 from reuse.figures.traces import planner_figures
 from reuse.testing import missing
-from reuse.workloads.registry import data_dir, load_workload
+from reuse.workloads.registry import load_workload
 
 pytestmark = pytest.mark.skipif(not (data_dir() / "riotbench").is_dir(),
                                 reason=missing("data", "data/ not set up (run scripts/setup.sh)"))

@@ -10,10 +10,11 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from reuse.analysis.billing import TaskCosts  # noqa: E402
+from reuse.core.paths import data_dir
 from reuse.core.planner import replay  # noqa: E402
 from reuse.figures.billing import billing_figures, billing_run, summary_rows  # noqa: E402
 from reuse.testing import missing  # noqa: E402
-from reuse.workloads.registry import data_dir, load_workload  # noqa: E402
+from reuse.workloads.registry import load_workload  # noqa: E402
 from reuse.workloads.trace_registry import build_trace  # noqa: E402
 
 

@@ -10,9 +10,10 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from reuse.analysis.blast import BLAST_COLUMNS  # noqa: E402
+from reuse.core.paths import data_dir
 from reuse.figures.blast import blast_figures, blast_frame, blast_run, summary_row  # noqa: E402
 from reuse.testing import missing  # noqa: E402
-from reuse.workloads.registry import data_dir, load_workload  # noqa: E402
+from reuse.workloads.registry import load_workload  # noqa: E402
 
 
 def test_summary_of_figure1_seq(figure1) -> None:

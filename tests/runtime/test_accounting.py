@@ -243,11 +243,11 @@ def test_the_reference_keeps_reused_state_warm() -> None:
     ``etl-sys``'s stateful Interpolation and Join (started at 160). With them warm (Reuse) its
     outputs over ``[240, 320)`` differ from those with cold copies of its own (Default), so an
     engine that ran the reused tasks cold would fail the exact check."""
-    from reuse.tasks.resources import resolve_data_dir
+    from reuse.core.paths import riotbench_dir
     from reuse.testing import riot_flows
 
     flows = riot_flows("etl-sys", "etl-annotate-sys")
-    opts = {**OPTS, "data_dir": str(resolve_data_dir(None))}
+    opts = {**OPTS, "data_dir": str(riotbench_dir(None))}
     outs = {}
     for mode, pl in (("warm", ReusePlanner()), ("cold", DefaultPlanner())):
         tasks: dict[str, dict[str, Any]] = {}

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from reuse.cli import main
+from reuse.core.paths import riotbench_dir
 from reuse.runtime import run as run_module
 from reuse.runtime.run import CSV_COLUMNS
-from reuse.testing import ROOT
 from reuse.workloads import write_dags
 from reuse.workloads.riotbench import build_dataflows
 
@@ -22,7 +22,7 @@ def test_bus_max_events_reaches_live_run_and_lag_is_reported(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     dags = tmp_path / "dags"
-    write_dags([d for d in build_dataflows(ROOT / "data" / "riotbench") if d["id"] == "etl-sys"],
+    write_dags([d for d in build_dataflows(riotbench_dir()) if d["id"] == "etl-sys"],
                dags)
     trace = tmp_path / "trace.json"
     trace.write_text(json.dumps({"ops": [{"op": "submit", "dag": "etl-sys"}]}))

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from reuse.cli import main
+from reuse.core.paths import riotbench_dir
 from reuse.runtime.run import CSV_COLUMNS
-from reuse.testing import ROOT, missing
+from reuse.testing import missing
 from reuse.workloads.riotbench import build_dataflows, write_dags
 
 pytestmark = pytest.mark.spark
@@ -26,7 +27,7 @@ pytestmark = pytest.mark.spark
 def _tiny_trace(tmp_path: Path) -> tuple[Path, Path]:
     """Two SYS dataflows (the second reuses all but its sink) and a 3-op trace."""
     dags = tmp_path / "dags"
-    write_dags([d for d in build_dataflows(ROOT / "data" / "riotbench")
+    write_dags([d for d in build_dataflows(riotbench_dir())
                 if d["id"] in ("etl-sys", "etl-annotate-sys")], dags)
     trace = tmp_path / "trace.json"
     trace.write_text(json.dumps({"ops": [{"op": "submit", "dag": "etl-sys"},

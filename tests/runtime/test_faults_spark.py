@@ -20,11 +20,12 @@ from typing import Any
 import psutil
 import pytest
 
+from reuse.core.paths import riotbench_dir
 from reuse.runtime.accounting import account, leaked_records
 from reuse.runtime.engines.partial.engine import Runtime
 from reuse.runtime.engines.shared.engine import InplaceRuntime
 from reuse.runtime.measure import forked_python_workers
-from reuse.testing import ROOT, journal_kinds, rerun_outputs, riot_flows
+from reuse.testing import journal_kinds, rerun_outputs, riot_flows
 from reuse.workloads.riotbench import build_dataflows, write_dags
 
 pytestmark = pytest.mark.spark
@@ -128,7 +129,7 @@ def test_driver_killed_and_resumed(spark: Any, tmp_path: Path) -> None:
     """``reuse run`` (driver and its JVM) killed with SIGKILL in step 2 or later, once outputs
     flow; ``--resume`` finishes the trace from the journal and the checkpoint."""
     dags = tmp_path / "dags"
-    write_dags([d for d in build_dataflows(ROOT / "data" / "riotbench")
+    write_dags([d for d in build_dataflows(riotbench_dir())
                 if d["id"] in ("etl-sys", "etl-annotate-sys", "stats-sys")], dags)
     trace = tmp_path / "trace.json"
     ops = [("submit", "etl-sys"), ("submit", "stats-sys"), ("submit", "etl-annotate-sys"),

@@ -6,12 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from reuse.core.paths import riotbench_dir
 from reuse.tasks import make_task
 from reuse.tasks.sources import replay
 from reuse.testing import missing
 from reuse.workloads.riotbench import source_configs
 
-DATA = Path(__file__).resolve().parents[2] / "data" / "riotbench"
+DATA = riotbench_dir()
 
 
 @pytest.fixture(scope="session")

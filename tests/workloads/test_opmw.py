@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from reuse.core.paths import opmw_corpus_dir
 from reuse.testing import missing
 from reuse.workloads import opmw
 from reuse.workloads.rdf_fixups import parse_wings_rdfxml
 
 REPO = Path(__file__).resolve().parents[2]
-CORPUS = REPO / "data" / "opmw" / "wings-corpus"
+CORPUS = opmw_corpus_dir()
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # most tests check the explicit mapping: variable-named sources and one sink task per output
 EXPLICIT = {"sources": "variable", "sinks": "output"}

@@ -1,13 +1,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import networkx as nx
 import pytest
 
 from reuse.core.dataflow import parse_dataflow
 from reuse.core.errors import ReuseError
+from reuse.core.paths import riotbench_dir
 from reuse.tasks.resources import read_properties
 from reuse.testing import missing
 from reuse.workloads.riotbench import (
@@ -18,7 +18,7 @@ from reuse.workloads.riotbench import (
     write_dags,
 )
 
-DATA = Path(__file__).resolve().parents[2] / "data" / "riotbench"
+DATA = riotbench_dir()
 
 
 @pytest.fixture(scope="module")

@@ -11,11 +11,12 @@ from hypothesis import strategies as st
 
 from reuse.cli import main
 from reuse.core.errors import ReuseError
+from reuse.core.paths import data_dir
 from reuse.core.traces import Op, load_trace
 from reuse.figures.traces import planner_run
 from reuse.testing import missing
 from reuse.viz.widget import Visualizer
-from reuse.workloads.registry import data_dir, load_workload
+from reuse.workloads.registry import load_workload
 from reuse.workloads.trace_registry import build_trace, populate_for, select_subset
 
 HAVE_RIOT = (data_dir() / "riotbench").is_dir()

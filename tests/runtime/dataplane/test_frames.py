@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from reuse.core.paths import riotbench_dir
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.common.execution import source_event
 from reuse.runtime.dataplane.frames import (
@@ -22,7 +23,6 @@ from reuse.runtime.dataplane.frames import (
     encode_frame,
     entropy,
 )
-from reuse.tasks.resources import resolve_data_dir
 from reuse.tasks.sources import SOURCE_FILES
 from reuse.testing import missing
 
@@ -32,7 +32,7 @@ def _rt(data: bytes) -> Frame:
 
 
 def _riot(src: str, n: int) -> list[str]:
-    data_dir = resolve_data_dir()
+    data_dir = riotbench_dir()
     if not (data_dir / SOURCE_FILES[src]).is_file():
         pytest.skip(missing("data", "data/riotbench is not set up (or set REUSE_RIOTBENCH_DIR)"))
     return [json.dumps(source_event(src, src, s, 0, 10.0, str(data_dir)), separators=(",", ":"))

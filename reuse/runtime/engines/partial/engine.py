@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reuse.core.dataflow import Dataflow
+from reuse.core.paths import riotbench_dir
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.common.execution import emitted_bound, parents_first, task_kind
 from reuse.runtime.common.files import write_json
@@ -72,7 +73,6 @@ from reuse.runtime.engines.partial.queries import (
     stop_between_batches,
 )
 from reuse.runtime.engines.partial.upkeep import QueryUpkeep
-from reuse.tasks.resources import resolve_data_dir
 from reuse.tasks.sources import SOURCE_FILES
 
 if TYPE_CHECKING:
@@ -148,7 +148,7 @@ class Runtime(QueryUpkeep):
         self.root.mkdir(parents=True, exist_ok=True)
         self.mode, self.unmerge = self.policy.mode.value, self.policy.unmerge.value
         self.rate, self.trigger_s = float(rate), float(trigger_s)
-        self.data_dir = str(resolve_data_dir(data_dir))
+        self.data_dir = str(riotbench_dir(data_dir))
         self.opts = {"data_dir": self.data_dir, "pi_iterations": int(pi_iterations),
                      "record": record, "limit": limit}
         self.bus = bus or FileBus(self.root)

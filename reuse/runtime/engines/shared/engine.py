@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, Any
 from reuse.analysis.blast import check_parameters, replicated
 from reuse.core.dataflow import Dataflow
 from reuse.core.errors import ReuseError
+from reuse.core.paths import riotbench_dir
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.common.execution import emitted_bound
 from reuse.runtime.common.files import write_json
@@ -67,7 +68,6 @@ from reuse.runtime.common.recovery import Failures, start_with_retries
 from reuse.runtime.common.states import BatchStates
 from reuse.runtime.engines.shared.deploy import Deployment, Epoch
 from reuse.runtime.engines.shared.shard import seed_replicas
-from reuse.tasks.resources import resolve_data_dir
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -268,7 +268,7 @@ class InplaceRuntime:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self.rate, self.trigger_s = float(rate), float(trigger_s)
-        self.data_dir = str(resolve_data_dir(data_dir))
+        self.data_dir = str(riotbench_dir(data_dir))
         self.opts = {"data_dir": self.data_dir, "pi_iterations": int(pi_iterations),
                      "record": record, "limit": limit}
         self.t0 = int(t0_ms if t0_ms is not None else time.time() * 1000)

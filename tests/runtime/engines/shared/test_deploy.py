@@ -195,10 +195,10 @@ def _ledger(tasks: dict[str, dict[str, Any]], dags: dict[str, Any], opts: dict[s
 def test_shards_compute_what_the_reference_does(mode: str) -> None:
     """Submits, a remove and a move between batches of uneven size: every sink's records
     equal the reference execution's, and no task outputs outside its window."""
-    from reuse.tasks.resources import resolve_data_dir
+    from reuse.core.paths import riotbench_dir
 
     flows = riot_flows("stats-sys", "clean-kalman-sys", "clean-sys", "etl-taxi")
-    opts = {"data_dir": str(resolve_data_dir(None)), "pi_iterations": 10, "record": "digest",
+    opts = {"data_dir": str(riotbench_dir(None)), "pi_iterations": 10, "record": "digest",
             "limit": None}
     pl = ReusePlanner() if mode == "reuse" else DefaultPlanner()
     dep = Deployment(2)

@@ -158,10 +158,10 @@ def test_replicas_output_what_their_primaries_do_from_their_own_start() -> None:
     """A replica of a stateful task that joins mid-run, seeded with its primary's saved state,
     outputs exactly the reference's records of its primary over the replica's window; the
     union of copies is the primary's output; a move between batches changes nothing."""
-    from reuse.tasks.resources import resolve_data_dir
+    from reuse.core.paths import riotbench_dir
 
     flows = _stateful_twins()
-    opts = {"data_dir": str(resolve_data_dir(None)), "pi_iterations": 10, "record": "digest",
+    opts = {"data_dir": str(riotbench_dir(None)), "pi_iterations": 10, "record": "digest",
             "limit": None}
     pl, dep = ReusePlanner(), Deployment(2)
     tasks: dict[str, dict[str, Any]] = {}
