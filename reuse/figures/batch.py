@@ -51,6 +51,23 @@ def load_param_set(name_or_path: str) -> tuple[str, list[dict[str, Any]]]:
     return path.stem, items
 
 
+def check_notebooks(items: list[dict[str, Any]]) -> None:
+    """Read and validate every notebook of a set before any runs: a notebook broken by an edit
+    is a one-line error naming it, not a traceback half an hour into the batch."""
+    import nbformat
+
+    for item in items:
+        path = ROOT / item["path"]
+        try:
+            nb = nbformat.read(str(path), as_version=4)
+            nbformat.validate(nb)
+        except OSError as exc:
+            raise ReuseError(f"cannot read notebook ({exc.strerror})", file=str(path)) from None
+        except Exception as exc:  # noqa: BLE001 - nbformat's JSON and schema errors vary
+            first = (str(exc).splitlines() or [type(exc).__name__])[0]
+            raise ReuseError(f"is not a valid notebook ({first[:160]})", file=str(path)) from None
+
+
 def run_batch(param_set: str, results: str | Path | None = None,
               progress: Callable[[str], None] = print, log_output: bool = False) -> Path:
     """Execute the set's notebooks in order; return the results folder."""
@@ -58,6 +75,7 @@ def run_batch(param_set: str, results: str | Path | None = None,
     from papermill.exceptions import PapermillExecutionError
 
     name, items = load_param_set(param_set)
+    check_notebooks(items)
     out = Path(results) if results is not None else ROOT / "results" / name
     figures, executed = out / "figures", out / "notebooks"
     figures.mkdir(parents=True, exist_ok=True)

@@ -9,9 +9,9 @@ import pytest
 
 from reuse.core.errors import ReuseError
 from reuse.core.paths import data_dir
-from reuse.figures.batch import run_batch, write_summary
+from reuse.figures.batch import check_notebooks, run_batch, write_summary
 from reuse.figures.traces import planner_figures
-from reuse.testing import missing
+from reuse.testing import ROOT, missing
 from reuse.workloads.registry import load_workload
 
 pytestmark = pytest.mark.skipif(not (data_dir() / "riotbench").is_dir(),
@@ -108,3 +108,15 @@ def test_bad_parameter_set_is_one_line(tmp_path):
     (tmp_path / "p.yaml").write_text("notebooks: 3\n")
     with pytest.raises(ReuseError, match="needs a non-empty 'notebooks' list"):
         run_batch(str(tmp_path / "p.yaml"), tmp_path / "r")
+
+
+def test_every_notebook_is_valid_and_a_broken_one_is_one_line(tmp_path):
+    items = [{"path": str(p.relative_to(ROOT))} for p in sorted((ROOT / "notebooks").glob("*.ipynb"))]
+    assert len(items) >= 8
+    check_notebooks(items)  # every committed notebook reads and validates
+    broken = tmp_path / "broken.ipynb"
+    text = (ROOT / items[0]["path"]).read_text()
+    broken.write_text(text.replace('"source": [', '"source": [\n"x\ny",', 1))  # a raw newline
+    with pytest.raises(ReuseError, match="is not a valid notebook") as err:
+        check_notebooks([{"path": str(broken)}])
+    assert str(broken) in str(err.value) and "\n" not in str(err.value)
