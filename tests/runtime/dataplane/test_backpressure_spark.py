@@ -71,6 +71,12 @@ class _Sampler:
             time.sleep(0.25)
 
 
+def _released(rows: list[dict[str, Any]], topic: str) -> bool:
+    last = [r["slow"]["topics"][topic] for r in rows
+            if r["slow"] and topic in r["slow"].get("topics", {})][-1:]
+    return bool(last) and last[0]["lag"] < LAG_LOW and not last[0]["throttled"]
+
+
 @pytest.fixture(scope="module")
 def run(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("backpressure")
@@ -99,9 +105,9 @@ def run(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         t_fast = time.time() * 1000
         partial = [q for q, qi in rt.queries.items() if qi.kind == "partial"]
         sample.until(lambda: all(rt.qhw(q) >= LIMIT - 1 for q in partial), 180)
-        for _ in range(12):  # a few more triggers: the final (empty) admission decisions
-            sample()
-            time.sleep(0.25)
+        # the final (empty) admission decisions: until the slow reader reports itself
+        # released with little pending
+        sample.until(lambda: _released(sample.rows, topic), 60)
         rt.wait_processed(LIMIT - 1, timeout_s=60)
         ledger = rt.ledger()
         assert not [e for e in rt.log if e["event"] == "late_cut"]
