@@ -22,5 +22,5 @@ fi
 # the visualizer's end-to-end test drives Debian's chromium (installed here if missing)
 bash "$ROOT/scripts/install-browser.sh"
 # the documentation site: a broken link or a page missing from the nav fails the run
-"$ROOT/.venv/bin/mkdocs" build --strict --quiet --site-dir "$ROOT/site"
+NO_MKDOCS_2_WARNING=1 "$ROOT/.venv/bin/mkdocs" build --strict --quiet --site-dir "$ROOT/site"
 exec "$VENV_PY" -m pytest -p no:cacheprovider --durations=20 "$@"
