@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: a comma-separated list of real parts whose absence fails a test instead of skipping it
 #: (``.ci/run`` sets it: a skip must not hide a set-up step that failed)
 REQUIRE_ENV = "REUSE_REQUIRE"
-PARTS = ("redis", "browser", "data")
+PARTS = ("redis", "browser", "data", "mqtt")
 
 
 def missing(part: str, why: str) -> str:
@@ -64,7 +64,7 @@ def required_parts(environ: dict[str, str] | None = None) -> set[str]:
     >>> required_parts({"REUSE_REQUIRE": "redis,gpu"})
     Traceback (most recent call last):
     ...
-    ValueError: $REUSE_REQUIRE names 'gpu': the parts are redis, browser, data
+    ValueError: $REUSE_REQUIRE names 'gpu': the parts are redis, browser, data, mqtt
     """
     import os
 

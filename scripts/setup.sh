@@ -26,6 +26,14 @@ if ! command -v redis-server >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v
         || say "note: apt-get install redis-server failed; the Redis bus test will be skipped"
 fi
 
+# 1c. mosquitto for `reuse broker` and `reuse publish` (optional: only the MQTT path and its tests
+# need it; Debian puts it in /usr/sbin, which a non-root PATH may lack).
+if ! command -v mosquitto >/dev/null 2>&1 && [ ! -x /usr/sbin/mosquitto ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "installing Debian's mosquitto (for reuse broker; the project starts it itself)"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mosquitto >/dev/null; } \
+        || say "note: apt-get install mosquitto failed; the MQTT tests will be skipped"
+fi
+
 # 2. The virtual environment, reinstalled when pyproject.toml changes.
 if [ ! -x "$VENV/bin/python" ]; then
     say "creating $VENV"

@@ -7,9 +7,9 @@ machine (Spark tests running beside) an example's wall time says nothing about t
 deadline would fail tests by timing. ``ci`` is also derandomized (the same examples every run,
 no example database) and prints the blob that reproduces a failure.
 
-A test that needs a real part this machine lacks (Redis, Chromium, the data) skips with a
-reason made by :func:`reuse.testing.missing`; when ``$REUSE_REQUIRE`` names that part (``.ci/run``
-sets ``redis,browser,data``), the skip is reported as a failure instead.
+A test that needs a real part this machine lacks (Redis, Chromium, the data, Mosquitto) skips
+with a reason made by :func:`reuse.testing.missing`; when ``$REUSE_REQUIRE`` names that part
+(``.ci/run`` sets ``redis,browser,data,mqtt``), the skip is reported as a failure instead.
 """
 
 from __future__ import annotations

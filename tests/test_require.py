@@ -1,5 +1,5 @@
 """``$REUSE_REQUIRE``: a skip for a missing real part fails the run when the part is required
-(``.ci/run`` requires Redis, Chromium and the data), so a failed set-up step cannot pass as
+(``.ci/run`` requires Redis, Chromium, the data and Mosquitto), so a failed set-up step cannot pass as
 a green suite of skips."""
 
 from __future__ import annotations
