@@ -12,8 +12,11 @@ the disk at import time); each folder imports only from the ones above it in thi
 - :mod:`reuse.runtime.dataplane`: the stream bus (:mod:`~reuse.runtime.dataplane.bus`, file
   topics or :mod:`~reuse.runtime.dataplane.redis_bus`), its :mod:`~reuse.runtime.dataplane.frames`,
   backpressure and retention (:mod:`~reuse.runtime.dataplane.flow_control`,
-  :mod:`~reuse.runtime.dataplane.retention`) and the Spark data sources that read them
-  (:mod:`~reuse.runtime.dataplane.sources`: source replay, bus reader, the shared query's tick).
+  :mod:`~reuse.runtime.dataplane.retention`), the Spark data sources that read them
+  (:mod:`~reuse.runtime.dataplane.sources`: source replay, bus reader, the shared query's tick),
+  and the MQTT path: :mod:`~reuse.runtime.dataplane.mqtt` (broker URLs, topics, decoding, the
+  ingest into the bus), :mod:`~reuse.runtime.dataplane.publish` (the paced replay into a
+  broker) and :mod:`~reuse.runtime.dataplane.mosquitto` (a local broker, by PID).
 - :mod:`reuse.runtime.engines.partial`: the paper's enactment, a query per partial DAG
   (``--merge partial`` or ``relaunch``): :mod:`~reuse.runtime.engines.partial.engine`
   (:class:`~reuse.runtime.engines.partial.engine.Runtime`),

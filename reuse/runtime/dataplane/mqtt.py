@@ -1,0 +1,569 @@
+"""The MQTT path as plain data: broker URLs, topic names, one message's decoding, and the ingest.
+
+The paper's system read its sensor streams from an MQTT broker. Here a publisher
+(:mod:`reuse.runtime.dataplane.publish`, ``reuse publish``) replays each source stream on the
+topic ``sensors/<source>``, and :class:`Ingest` appends each topic's messages, in arrival order,
+to the stream bus (:mod:`reuse.runtime.dataplane.bus`) on the topic the engines' own source
+replay writes (``src:<source>``), as frames (:func:`~reuse.runtime.dataplane.frames.encode_frame`),
+where they get offsets.
+
+**A message is the engine's generated event.** Its payload is the UTF-8 JSON text of
+:func:`~reuse.runtime.common.execution.source_event` for its ``seq``, serialised as the replay
+data source serialises it (compact, fields in the generator's order)::
+
+    {"src":"SYS","seq":0,"ts":1700000000000,"event_time":1422748800000,"payload":"{\\"e\\":[...],\\"bt\\":...}"}
+
+``payload`` is the RIoTBench line's SenML pack, ``ts`` the nominal emit time
+``t0 + seq * 1000 / rate`` of the publisher's replay. So a message carries its ``seq``, and a
+bus fed through the broker holds byte for byte what the generated replay would have written
+for the same ``t0`` and rate.
+
+**Nothing is dropped silently.** :func:`decode_message` returns a :class:`Message` or a
+:class:`Malformed` that says why (wrong topic, not UTF-8, not JSON, a missing or mistyped
+field, a ``src`` that is not the topic's source); the ingest counts malformed messages per
+MQTT topic (:class:`TopicCounts`) and never appends them. A message whose ``seq`` is not after
+the last one appended on its topic (a QoS 1 redelivery, a publisher restarted at 0) is counted
+as ``stale`` and not appended, since the bus's frames promise increasing ``seq``; a jump
+forward is appended and its skipped ``seq`` are counted as ``missed``.
+
+paho-mqtt is imported only when an :class:`Ingest` starts; everything else here is pure.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.parse
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from reuse.runtime import SparkRuntimeError
+from reuse.runtime.dataplane.bus import Bus
+from reuse.runtime.dataplane.frames import encode_frame
+
+__all__ = ["MqttError", "BrokerUrl", "parse_broker_url", "DEFAULT_PORT", "TOPIC_PREFIX",
+           "SUBSCRIPTION", "topic_of", "source_of", "bus_topic", "encode_message", "Message",
+           "Malformed", "decode_message", "TopicCounts", "Ingest", "connect_error"]
+
+#: The MQTT port a broker listens on when a URL names none (IANA's, mosquitto's default).
+DEFAULT_PORT = 1883
+#: Every source stream is published on ``sensors/<source>``.
+TOPIC_PREFIX = "sensors/"
+#: What the ingest subscribes to: every source's topic.
+SUBSCRIPTION = TOPIC_PREFIX + "#"
+_NOT_IN_NAME = ("/", "+", "#", "\x00")
+
+
+class MqttError(SparkRuntimeError):
+    """The MQTT path cannot do what was asked: a bad broker URL or source name, a broker that is
+    down or not installed, a port that is taken."""
+
+
+@dataclass(frozen=True)
+class BrokerUrl:
+    """Where an MQTT broker listens: ``mqtt://host:port`` (see :func:`parse_broker_url`)."""
+
+    host: str
+    port: int = DEFAULT_PORT
+
+    def __post_init__(self) -> None:
+        if not self.host:
+            raise MqttError("an MQTT broker URL needs a host (mqtt://host:port)")
+        if not 1 <= self.port <= 65535:
+            raise MqttError(f"MQTT broker port {self.port} is not in 1..65535")
+
+    def __str__(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"mqtt://{host}:{self.port}"
+
+
+def parse_broker_url(url: str | BrokerUrl) -> BrokerUrl:
+    """Parse and check a broker URL ``mqtt://host[:port]`` (the port defaults to 1883).
+
+    Parameters
+    ----------
+    url
+        The URL as a user wrote it (a :class:`BrokerUrl` passes through).
+
+    Returns
+    -------
+    BrokerUrl
+
+    Raises
+    ------
+    MqttError
+        Another scheme, no host, a port that is not a number in 1..65535, or a user, path,
+        query or fragment (none is supported), each as one line naming the URL.
+
+    Examples
+    --------
+    >>> parse_broker_url("mqtt://127.0.0.1:1884")
+    BrokerUrl(host='127.0.0.1', port=1884)
+    >>> str(parse_broker_url("mqtt://localhost"))
+    'mqtt://localhost:1883'
+    >>> parse_broker_url("redis://127.0.0.1:6379")
+    Traceback (most recent call last):
+    ...
+    reuse.runtime.dataplane.mqtt.MqttError: bad broker URL 'redis://127.0.0.1:6379': the scheme must be mqtt:// (mqtt://host:port)
+    """
+    if isinstance(url, BrokerUrl):
+        return url
+
+    def bad(why: str) -> MqttError:
+        return MqttError(f"bad broker URL {url!r}: {why} (mqtt://host:port)")
+
+    parts = urllib.parse.urlsplit(url.strip())
+    if parts.scheme != "mqtt":
+        raise bad("the scheme must be mqtt://")
+    if parts.username is not None or parts.password is not None:
+        raise bad("a user or password is not supported")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise bad("it must not have a path, query or fragment")
+    try:
+        port = parts.port
+    except ValueError:
+        raise bad("the port must be a number in 1..65535") from None
+    if not parts.hostname:
+        raise bad("it has no host")
+    if port is not None and port == 0:
+        raise bad("the port must be a number in 1..65535")
+    return BrokerUrl(parts.hostname, DEFAULT_PORT if port is None else port)
+
+
+def _check_source(source: str) -> str | None:
+    """Why ``source`` cannot be a topic's last level (``None``: it can)."""
+    if not source:
+        return "a source name must not be empty"
+    bad = [c for c in _NOT_IN_NAME if c in source]
+    if bad:
+        return f"source name {source!r} must not contain {' or '.join(map(repr, bad))}"
+    return None
+
+
+def topic_of(source: str) -> str:
+    """The MQTT topic a source stream is published on.
+
+    Raises
+    ------
+    MqttError
+        ``source`` is empty or holds ``/``, ``+``, ``#`` or NUL (MQTT's level separator and
+        wildcards), so it could not be told back from its topic.
+
+    Examples
+    --------
+    >>> topic_of("SYS")
+    'sensors/SYS'
+    >>> topic_of("a/b")
+    Traceback (most recent call last):
+    ...
+    reuse.runtime.dataplane.mqtt.MqttError: source name 'a/b' must not contain '/'
+    """
+    why = _check_source(source)
+    if why is not None:
+        raise MqttError(why)
+    return TOPIC_PREFIX + source
+
+
+def source_of(topic: str) -> str:
+    """The source stream a topic carries: the inverse of :func:`topic_of`.
+
+    Raises
+    ------
+    MqttError
+        ``topic`` is not ``sensors/<source>`` with one level and a valid source name.
+
+    Examples
+    --------
+    >>> source_of("sensors/TAXI")
+    'TAXI'
+    >>> source_of("sensors/a/b")
+    Traceback (most recent call last):
+    ...
+    reuse.runtime.dataplane.mqtt.MqttError: topic 'sensors/a/b' is not sensors/<source>: source name 'a/b' must not contain '/'
+    """
+    if not topic.startswith(TOPIC_PREFIX):
+        raise MqttError(f"topic {topic!r} is not {TOPIC_PREFIX}<source>")
+    source = topic[len(TOPIC_PREFIX):]
+    why = _check_source(source)
+    if why is not None:
+        raise MqttError(f"topic {topic!r} is not {TOPIC_PREFIX}<source>: {why}")
+    return source
+
+
+def bus_topic(source: str) -> str:
+    """The bus topic of a source stream: where the engines' source replay publishes it too.
+
+    Examples
+    --------
+    >>> bus_topic("SYS")
+    'src:SYS'
+    """
+    return f"src:{source}"
+
+
+def encode_message(event: Mapping[str, Any]) -> bytes:
+    """A source event as an MQTT payload: its compact JSON, as the replay data source writes it.
+
+    Examples
+    --------
+    >>> encode_message({"src": "S1", "seq": 3, "ts": 1300, "payload": "S1:3"})
+    b'{"src":"S1","seq":3,"ts":1300,"payload":"S1:3"}'
+    """
+    return json.dumps(event, separators=(",", ":")).encode("utf-8")
+
+
+@dataclass(frozen=True)
+class Message:
+    """A well-formed message: its topic, source, ``seq``, the event and its JSON text."""
+
+    topic: str
+    source: str
+    seq: int
+    event: Mapping[str, Any]
+    text: str
+
+    ok = True
+
+
+@dataclass(frozen=True)
+class Malformed:
+    """A message that is not a source event, and why (one line)."""
+
+    topic: str
+    reason: str
+
+    ok = False
+
+    def __str__(self) -> str:
+        return f"topic '{self.topic}': malformed message: {self.reason}"
+
+
+def _short(raw: bytes | str, n: int = 40) -> str:
+    text = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
+    text = " ".join(text.split())
+    return repr(text if len(text) <= n else text[:n] + "...")
+
+
+def decode_message(topic: str, payload: bytes) -> Message | Malformed:
+    """Decode one MQTT message into ``(source, seq, event)``, or say why it is malformed.
+
+    Parameters
+    ----------
+    topic
+        The topic it arrived on: ``sensors/<source>``.
+    payload
+        Its bytes: a JSON object with ``src`` (the topic's source), ``seq`` (an integer >= 0),
+        ``ts`` (an integer) and ``payload`` (the SenML text), as :func:`encode_message` writes
+        :func:`~reuse.runtime.common.execution.source_event`.
+
+    Returns
+    -------
+    Message or Malformed
+        Never raises for bad input: a :class:`Malformed` names the topic and the reason, so the
+        caller counts it instead of dropping it.
+
+    Examples
+    --------
+    >>> m = decode_message("sensors/S1", b'{"src":"S1","seq":3,"ts":1300,"payload":"S1:3"}')
+    >>> m.ok, m.source, m.seq
+    (True, 'S1', 3)
+    >>> print(decode_message("sensors/S1", b"not json"))
+    topic 'sensors/S1': malformed message: not JSON: 'not json'
+    >>> print(decode_message("sensors/S1", b'{"src":"S2","seq":3,"ts":0,"payload":""}'))
+    topic 'sensors/S1': malformed message: src 'S2' is not the topic's source 'S1'
+    """
+    try:
+        source = source_of(topic)
+    except MqttError as exc:
+        return Malformed(topic, str(exc))
+    try:
+        text = payload.decode("utf-8")
+    except UnicodeDecodeError:
+        return Malformed(topic, f"not UTF-8: {_short(payload)}")
+    try:
+        event = json.loads(text)
+    except ValueError:  # json.JSONDecodeError, and recursion or number limits
+        return Malformed(topic, f"not JSON: {_short(text)}")
+    if not isinstance(event, dict):
+        return Malformed(topic, f"not a JSON object: {_short(text)}")
+    for name, kind in (("src", str), ("seq", int), ("ts", int), ("payload", str)):
+        if name not in event:
+            return Malformed(topic, f"no '{name}' field: {_short(text)}")
+        value = event[name]
+        if not isinstance(value, kind) or isinstance(value, bool):
+            return Malformed(topic, f"'{name}' is {type(value).__name__}, not {kind.__name__}: "
+                             f"{_short(text)}")
+    if event["src"] != source:
+        return Malformed(topic, f"src {event['src']!r} is not the topic's source {source!r}")
+    if event["seq"] < 0:
+        return Malformed(topic, f"seq {event['seq']} is negative")
+    return Message(topic, source, event["seq"], event, text)
+
+
+@dataclass(frozen=True)
+class TopicCounts:
+    """What the ingest did with one MQTT topic's messages.
+
+    Attributes
+    ----------
+    received
+        Messages that arrived (every one is counted in exactly one of the next three).
+    appended
+        Well-formed messages appended to the bus (including those still buffered for the next
+        frame: see ``pending``).
+    malformed
+        Messages :func:`decode_message` rejected; ``last_error`` says why the last one was.
+    stale
+        Well-formed messages whose ``seq`` was not after the topic's last appended one.
+    missed
+        ``seq`` skipped between consecutive appended messages (lost before the broker, or
+        never published).
+    pending
+        Appended messages not yet written as a frame (0 after :meth:`Ingest.flush`).
+    last_seq
+        The last ``seq`` appended (``-1``: none).
+    """
+
+    received: int = 0
+    appended: int = 0
+    malformed: int = 0
+    stale: int = 0
+    missed: int = 0
+    pending: int = 0
+    last_seq: int = -1
+    last_error: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class Ingest:
+    """Subscribe to ``sensors/#`` and append each topic's messages, in arrival order, to a bus.
+
+    Every ``flush_s`` seconds (and on :meth:`flush` and :meth:`stop`) the well-formed messages
+    received since the last flush are appended as one frame per source: bus topic
+    ``src:<source>`` (:func:`bus_topic`), key ``<launch:06d>-<n:09d>`` for the ``n``-th flush
+    (the engines' producer keys), events the messages' JSON texts, high-water mark the last
+    ``seq`` of the frame. Malformed and stale messages are counted per MQTT topic
+    (:meth:`counts`), never appended.
+
+    Parameters
+    ----------
+    bus
+        Where to append (:class:`~reuse.runtime.dataplane.bus.FileBus` or ``RedisBus``).
+    broker
+        ``mqtt://host:port`` (or a :class:`BrokerUrl`).
+    launch
+        The key prefix: an ingest that takes over the same bus topics must use a larger one,
+        so its frames sort after its predecessor's.
+    flush_s
+        Seconds between frames.
+    client_id
+        The MQTT client id (empty: the broker makes one; the session is clean either way).
+    qos
+        The subscription's QoS (1: the broker redelivers what was not acknowledged).
+
+    Examples
+    --------
+    Without a broker, :meth:`receive` is what the MQTT callback calls:
+
+    >>> import tempfile
+    >>> from reuse.runtime.dataplane.bus import FileBus
+    >>> ing = Ingest(FileBus(tempfile.mkdtemp()), "mqtt://127.0.0.1:1883")
+    >>> ing.receive("sensors/S1", b'{"src":"S1","seq":0,"ts":0,"payload":"S1:0"}').ok
+    True
+    >>> ing.receive("sensors/S1", b"{").ok
+    False
+    >>> ing.flush(), ing.counts()["sensors/S1"].malformed, ing.bus.size("src:S1")
+    (1, 1, 1)
+    """
+
+    def __init__(self, bus: Bus, broker: str | BrokerUrl, *, launch: int = 1,
+                 flush_s: float = 0.2, client_id: str = "", qos: int = 1) -> None:
+        if not 0 <= launch < 10 ** 6:
+            raise MqttError(f"launch {launch} is not in 0..999999")
+        if flush_s <= 0:
+            raise MqttError(f"flush_s must be positive, got {flush_s}")
+        self.bus = bus
+        self.broker = parse_broker_url(broker)
+        self.launch = launch
+        self.flush_s = flush_s
+        self.client_id = client_id
+        self.qos = qos
+        self._lock = threading.Lock()  # buffers and counts
+        self._flush_lock = threading.Lock()  # one flush at a time, so frames keep their order
+        self._pending: dict[str, list[Message]] = {}
+        self._counts: dict[str, dict[str, Any]] = {}
+        self._flushes = 0
+        self._client: Any = None
+        self._subscribed = threading.Event()
+        self._stopping = threading.Event()
+        self._flusher: threading.Thread | None = None
+        self._failure: BaseException | None = None
+
+    # --- the data path (no broker needed) -----------------------------------------------------
+
+    def _count(self, topic: str) -> dict[str, Any]:
+        c = self._counts.get(topic)
+        if c is None:
+            c = self._counts[topic] = TopicCounts().to_dict()
+        return c
+
+    def receive(self, topic: str, payload: bytes) -> Message | Malformed:
+        """Take one message (the MQTT callback's body): decode it, count it, and buffer it for
+        the next frame when it is well formed and its ``seq`` is new on its topic."""
+        got = decode_message(topic, payload)
+        with self._lock:
+            c = self._count(topic)
+            c["received"] += 1
+            if not isinstance(got, Message):
+                c["malformed"] += 1
+                c["last_error"] = got.reason
+            elif got.seq <= c["last_seq"]:
+                c["stale"] += 1
+            else:
+                if c["last_seq"] >= 0:
+                    c["missed"] += got.seq - c["last_seq"] - 1
+                c["last_seq"] = got.seq
+                c["appended"] += 1
+                c["pending"] += 1
+                self._pending.setdefault(got.source, []).append(got)
+        return got
+
+    def flush(self) -> int:
+        """Append what was received since the last flush, one frame per source; returns the
+        number of messages appended. A bus that fails keeps the messages for the next flush."""
+        with self._flush_lock:
+            with self._lock:
+                batch, self._pending = self._pending, {}
+            if not batch:
+                return 0
+            self._flushes += 1
+            key = f"{self.launch:06d}-{self._flushes:09d}"
+            done = 0
+            try:
+                for source, msgs in batch.items():
+                    self.bus.publish(bus_topic(source),
+                                     key, encode_frame(msgs[-1].seq, [m.text for m in msgs]))
+                    with self._lock:
+                        self._count(msgs[0].topic)["pending"] -= len(msgs)
+                    done += len(msgs)
+                    batch[source] = []
+            except BaseException:
+                with self._lock:  # put back what was not written, ahead of newer messages
+                    for source, msgs in batch.items():
+                        if msgs:
+                            self._pending[source] = msgs + self._pending.get(source, [])
+                raise
+            return done
+
+    def counts(self) -> dict[str, TopicCounts]:
+        """Per MQTT topic, what arrived and what became of it (a snapshot)."""
+        with self._lock:
+            return {t: TopicCounts(**c) for t, c in sorted(self._counts.items())}
+
+    # --- the broker side ------------------------------------------------------------------------
+
+    def start(self, timeout_s: float = 10.0) -> Ingest:
+        """Connect, subscribe to ``sensors/#`` and start appending; returns once subscribed.
+
+        Raises
+        ------
+        MqttError
+            The broker is down or refuses the connection, or does not grant the subscription
+            within ``timeout_s``.
+        """
+        import paho.mqtt.client as mqtt
+
+        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=self.client_id,
+                             clean_session=True)
+
+        def on_connect(c: Any, userdata: Any, flags: Any, reason: Any, props: Any) -> None:
+            if not reason.is_failure:  # also on a reconnect: subscribe again
+                c.subscribe(SUBSCRIPTION, qos=self.qos)
+
+        def on_subscribe(c: Any, userdata: Any, mid: Any, reasons: Any, props: Any) -> None:
+            if all(not r.is_failure for r in reasons):
+                self._subscribed.set()
+
+        def on_message(c: Any, userdata: Any, msg: Any) -> None:
+            self.receive(msg.topic, msg.payload)
+
+        client.on_connect = on_connect
+        client.on_subscribe = on_subscribe
+        client.on_message = on_message
+        try:
+            client.connect(self.broker.host, self.broker.port, keepalive=30)
+        except OSError as exc:
+            raise connect_error(self.broker, exc) from None
+        self._client = client
+        client.loop_start()
+        if not self._subscribed.wait(timeout_s):
+            self._disconnect()
+            raise MqttError(f"the broker at {self.broker} did not grant a subscription to "
+                            f"{SUBSCRIPTION} within {timeout_s:g} s")
+        self._flusher = threading.Thread(target=self._flush_loop, name="mqtt-ingest-flush",
+                                         daemon=True)
+        self._flusher.start()
+        return self
+
+    def _flush_loop(self) -> None:
+        while not self._stopping.wait(self.flush_s):
+            try:
+                self.flush()
+            except BaseException as exc:  # noqa: BLE001 - reported by stop()
+                self._failure = exc
+                return
+
+    def _disconnect(self) -> None:
+        if self._client is not None:
+            self._client.disconnect()
+            self._client.loop_stop()
+            self._client = None
+
+    def stop(self) -> dict[str, TopicCounts]:
+        """Disconnect, append what is left and return the counts.
+
+        Raises
+        ------
+        MqttError
+            Appending to the bus failed (the messages not written are named by ``pending``).
+        """
+        self._disconnect()
+        self._stopping.set()
+        if self._flusher is not None:
+            self._flusher.join()
+            self._flusher = None
+        if self._failure is None:
+            try:
+                self.flush()
+            except Exception as exc:  # noqa: BLE001 - reported below, as one line
+                self._failure = exc
+        if self._failure is not None:
+            pending = sum(c.pending for c in self.counts().values())
+            raise MqttError(f"appending to the bus failed ({self._failure}); {pending} "
+                            "messages were not written")
+        return self.counts()
+
+    def __enter__(self) -> Ingest:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def connect_error(broker: BrokerUrl, exc: OSError) -> MqttError:
+    """The one-line error for a connection to ``broker`` that failed with ``exc``.
+
+    Examples
+    --------
+    >>> print(connect_error(BrokerUrl("127.0.0.1", 1884), ConnectionRefusedError(111, "x")))
+    no MQTT broker at mqtt://127.0.0.1:1884 (connection refused); start one with reuse broker start --port 1884
+    """
+    if isinstance(exc, ConnectionRefusedError):
+        hint = (f"; start one with reuse broker start --port {broker.port}"
+                if broker.host in ("127.0.0.1", "localhost", "::1") else "")
+        return MqttError(f"no MQTT broker at {broker} (connection refused){hint}")
+    why = exc.strerror or str(exc) or type(exc).__name__
+    return MqttError(f"cannot connect to the MQTT broker at {broker}: {why}")
