@@ -18,8 +18,8 @@ from reuse.core.paths import riotbench_dir
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["spark", "warm_up", "riot_flows", "rerun_outputs", "ROOT", "REQUIRE_ENV", "PARTS", "missing",
-           "required_parts", "missing_part"]
+__all__ = ["spark", "mqtt_broker", "warm_up", "riot_flows", "rerun_outputs", "ROOT", "REQUIRE_ENV",
+           "PARTS", "missing", "required_parts", "missing_part"]
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -87,6 +87,30 @@ def spark() -> Iterator[SparkSession]:
         yield session
     finally:
         stop_session(session)
+
+
+@pytest.fixture
+def mqtt_broker(tmp_path: Path) -> Iterator[str]:
+    """The URL of a mosquitto of the test's own (``reuse broker start`` on a free port under
+    ``tmp_path``), stopped by its PID afterwards; skipped when mosquitto is not installed."""
+    import socket
+
+    from reuse.runtime.dataplane import mosquitto
+    from reuse.runtime.dataplane.mqtt import MqttError
+
+    try:
+        mosquitto.mosquitto_exe()
+    except MqttError as exc:
+        pytest.skip(missing("mqtt", str(exc)))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    started = mosquitto.start(tmp_path / "broker", port=port)
+    try:
+        yield str(started["url"])
+    finally:
+        if mosquitto.pid(tmp_path / "broker") is not None:
+            mosquitto.stop(tmp_path / "broker")
 
 
 def warm_up(session: SparkSession) -> None:

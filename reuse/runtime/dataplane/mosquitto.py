@@ -1,0 +1,269 @@
+"""``reuse broker``: Debian's mosquitto on 127.0.0.1, started, found and stopped by PID.
+
+As ``reuse cluster`` does for Spark (:mod:`reuse.runtime.cluster`), everything lives in one
+folder (default ``results/mqtt-broker``): the config :func:`start` writes
+(``mosquitto.conf``: one listener on 127.0.0.1, anonymous clients, no persistence), the
+broker's log (``mosquitto.log``), its PID (``pids/mosquitto.pid``) and its port
+(``broker.json``). The broker runs in the foreground of a new session, so it outlives the
+command that started it; :func:`status` and :func:`stop` find it by the recorded PID, and a PID
+counts only while ``/proc`` shows a mosquitto running this folder's config (a PID the system
+gave to another process since is not ours). Nothing else is ever signalled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+from reuse.runtime.dataplane.mqtt import DEFAULT_PORT, BrokerUrl, MqttError
+
+__all__ = ["DEFAULT_DIR", "mosquitto_exe", "config_text", "pid", "start", "stop", "status"]
+
+DEFAULT_DIR = Path("results") / "mqtt-broker"
+#: Per subscriber, QoS 1 messages the broker queues beyond those in flight before it drops
+#: (mosquitto's default, 1000, is 1 s of three sources at 333 messages/s: too few for a slow
+#: ingest to catch up without loss).
+MAX_QUEUED = 1_000_000
+
+
+def mosquitto_exe() -> str:
+    """The mosquitto executable (Debian installs it in ``/usr/sbin``, which a user's PATH may
+    lack).
+
+    Raises
+    ------
+    MqttError
+        It is not installed.
+    """
+    exe = shutil.which("mosquitto") or shutil.which("mosquitto", path="/usr/sbin:/usr/local/sbin")
+    if exe is None:
+        raise MqttError("mosquitto is not installed (apt-get install mosquitto, or "
+                        "./scripts/setup.sh as root)")
+    return exe
+
+
+def config_text(port: int) -> str:
+    """The broker's config: one listener on 127.0.0.1, no persistence, the log on stderr.
+
+    Examples
+    --------
+    >>> print(config_text(1884).splitlines()[1])
+    listener 1884 127.0.0.1
+    """
+    return "\n".join([
+        "# written by `reuse broker start`: local only, nothing kept on disk",
+        f"listener {port} 127.0.0.1",
+        "allow_anonymous true",
+        "persistence false",
+        f"max_queued_messages {MAX_QUEUED}",
+        "set_tcp_nodelay true",
+        "log_dest stderr",
+        "log_type error",
+        "log_type warning",
+        "log_type notice",
+        "log_timestamp_format %Y-%m-%dT%H:%M:%S",
+        "",
+    ])
+
+
+def _paths(d: Path) -> dict[str, Path]:
+    return {"conf": d / "mosquitto.conf", "log": d / "mosquitto.log",
+            "pid": d / "pids" / "mosquitto.pid", "info": d / "broker.json"}
+
+
+def _alive(p: int, conf: Path) -> bool:
+    """Whether ``p`` is a live mosquitto running ``conf``.
+
+    Our own child (started by this process) is alive until it exits (and is reaped here); any
+    other PID counts only while ``/proc`` shows mosquitto running ``conf`` (a zombie shows an
+    empty command line, a PID the system reused shows another).
+    """
+    try:
+        done, _ = os.waitpid(p, os.WNOHANG)
+        return done != p  # our child: running unless it has just been reaped
+    except ChildProcessError:
+        pass  # not our child: the usual case (started by an earlier command)
+    try:
+        os.kill(p, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # someone else's process: /proc says what it is
+    try:
+        argv = Path(f"/proc/{p}/cmdline").read_bytes().split(b"\x00")
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True  # no /proc to ask: trust the PID file
+    return argv[0].endswith(b"mosquitto") and str(conf).encode() in argv
+
+
+def pid(d: str | os.PathLike[str] = DEFAULT_DIR) -> int | None:
+    """The PID of the broker started from folder ``d``, if it still runs."""
+    d = Path(d).resolve()
+    paths = _paths(d)
+    try:
+        p = int(paths["pid"].read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+    return p if _alive(p, paths["conf"]) else None
+
+
+def _port_taken(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
+#: An MQTT 3.1.1 CONNECT (clean session, keep-alive 60 s, empty client id), the CONNACK that
+#: accepts it, and a DISCONNECT.
+_CONNECT = bytes.fromhex("100c00044d5154540402003c0000")
+_CONNACK = bytes.fromhex("20020000")
+_DISCONNECT = bytes.fromhex("e000")
+
+
+def _answers(port: int, timeout_s: float = 0.5) -> bool:
+    """Whether an MQTT broker accepts a connection on ``127.0.0.1:port`` (a CONNECT answered
+    by a CONNACK: a socket that merely listens there is not a broker)."""
+    with socket.socket() as s:
+        s.settimeout(timeout_s)
+        try:
+            s.connect(("127.0.0.1", port))
+            s.sendall(_CONNECT)
+            got = b""
+            while len(got) < len(_CONNACK):
+                chunk = s.recv(len(_CONNACK) - len(got))
+                if not chunk:
+                    return False
+                got += chunk
+            s.sendall(_DISCONNECT)
+        except OSError:
+            return False
+    return got == _CONNACK
+
+
+def _last_line(log: Path) -> str:
+    try:
+        lines = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+    except FileNotFoundError:
+        return ""
+    return lines[-1] if lines else ""
+
+
+def start(d: str | os.PathLike[str] = DEFAULT_DIR, *, port: int = DEFAULT_PORT,
+          timeout_s: float = 10.0) -> dict[str, Any]:
+    """Start mosquitto on ``127.0.0.1:port`` from folder ``d`` and wait until it accepts
+    connections; a broker already running from ``d`` on that port is left as it is.
+
+    Returns
+    -------
+    dict
+        ``url``, ``pids`` (``{"mosquitto": pid}``), ``dir`` and ``started`` (``False``: it
+        was already running).
+
+    Raises
+    ------
+    MqttError
+        mosquitto is not installed, the port is taken, a broker from ``d`` runs on another
+        port, or it did not start (the log's last line says why).
+    """
+    d = Path(d).resolve()
+    paths = _paths(d)
+    url = str(BrokerUrl("127.0.0.1", port))
+    running = pid(d)
+    if running is not None:
+        info = json.loads(paths["info"].read_text())
+        if info["port"] != port:
+            raise MqttError(f"a broker from {d} already runs on port {info['port']} "
+                            f"(PID {running}); reuse broker stop --dir {d} first")
+        return {"url": url, "pids": {"mosquitto": running}, "dir": str(d), "started": False}
+    exe = mosquitto_exe()
+    if _port_taken(port):
+        raise MqttError(f"port {port} on 127.0.0.1 is taken (another broker?); choose another "
+                        "with --port")
+    (d / "pids").mkdir(parents=True, exist_ok=True)
+    paths["conf"].write_text(config_text(port))
+    log = os.open(paths["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        p = os.posix_spawn(exe, [exe, "-c", str(paths["conf"])], dict(os.environ),
+                           file_actions=[(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                                         (os.POSIX_SPAWN_DUP2, log, 1),
+                                         (os.POSIX_SPAWN_DUP2, log, 2)],
+                           setsid=True)
+    finally:
+        os.close(log)
+    paths["pid"].write_text(f"{p}\n")
+    paths["info"].write_text(json.dumps({"port": port, "url": url}) + "\n")
+    deadline = time.monotonic() + timeout_s
+    while not _answers(port):
+        if not _alive(p, paths["conf"]) or time.monotonic() > deadline:
+            _end(p, paths["conf"])
+            paths["pid"].unlink(missing_ok=True)
+            why = _last_line(paths["log"]) or "no log output"
+            raise MqttError(f"mosquitto did not start on port {port}: {why} "
+                            f"(log: {paths['log']})")
+        time.sleep(0.05)
+    return {"url": url, "pids": {"mosquitto": p}, "dir": str(d), "started": True}
+
+
+def _end(p: int, conf: Path, timeout_s: float = 10.0) -> None:
+    """SIGTERM to ``p``, SIGKILL if it has not gone within ``timeout_s``."""
+    for sig, wait_s in ((signal.SIGTERM, timeout_s), (signal.SIGKILL, 5.0)):
+        if not _alive(p, conf):
+            return
+        try:
+            os.kill(p, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            if not _alive(p, conf):
+                return
+            time.sleep(0.02)
+
+
+def stop(d: str | os.PathLike[str] = DEFAULT_DIR) -> dict[str, Any]:
+    """Stop the broker started from folder ``d``, by its PID.
+
+    Raises
+    ------
+    MqttError
+        No broker runs from ``d``.
+    """
+    d = Path(d).resolve()
+    paths = _paths(d)
+    p = pid(d)
+    if p is None:
+        paths["pid"].unlink(missing_ok=True)
+        raise MqttError(f"no broker runs from {d} (nothing to stop)")
+    _end(p, paths["conf"])
+    left = pid(d)
+    if left is None:
+        paths["pid"].unlink(missing_ok=True)
+    return {"stopped": {"mosquitto": p}, "left": {} if left is None else {"mosquitto": left}}
+
+
+def status(d: str | os.PathLike[str] = DEFAULT_DIR) -> dict[str, Any]:
+    """The broker running from folder ``d``: its URL, PID and whether it accepts connections.
+
+    Raises
+    ------
+    MqttError
+        No broker runs from ``d``.
+    """
+    d = Path(d).resolve()
+    p = pid(d)
+    if p is None:
+        raise MqttError(f"no broker runs from {d} (reuse broker start --dir {d})")
+    info = json.loads(_paths(d)["info"].read_text())
+    return {"url": info["url"], "pids": {"mosquitto": p}, "dir": str(d),
+            "answers": _answers(int(info["port"]))}
