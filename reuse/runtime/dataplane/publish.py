@@ -1,0 +1,305 @@
+"""``reuse publish``: replay a workload's source streams into an MQTT broker, paced as the paper's.
+
+The paper's replay sent each source stream at a fixed rate (10 events/s per source). Here every
+source stream of a workload (the streams the engine would replay for its dataflows:
+:func:`workload_streams`) is published on ``sensors/<source>``
+(:func:`~reuse.runtime.dataplane.mqtt.topic_of`), one message per event, the message being the
+engine's own generated event for that ``seq``
+(:func:`~reuse.runtime.common.execution.source_event`, encoded by
+:func:`~reuse.runtime.dataplane.mqtt.encode_message`). So the events, their order and their
+content are the generated replay's for the publisher's ``t0`` and rate.
+
+Pacing: event ``seq`` of every stream is due at ``m0 + (seq - start) / rate`` on the monotonic
+clock (``m0``: when publishing began), and each stream's event ``seq`` is sent at its due time,
+in stream order, never earlier. Times are computed from ``m0``, not from the previous send, so
+a late send (a busy machine) is followed by a catch-up burst and the rate does not drift.
+Messages go with QoS 1: a message counts as sent once the broker acknowledged it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reuse.runtime.common.execution import source_event, task_kind
+from reuse.runtime.common.planners import source_stream
+from reuse.runtime.dataplane.mqtt import (
+    BrokerUrl,
+    MqttError,
+    connect_error,
+    encode_message,
+    parse_broker_url,
+    topic_of,
+)
+
+__all__ = ["Stream", "workload_streams", "select_streams", "message", "PublishReport",
+           "Publisher"]
+
+
+@dataclass(frozen=True)
+class Stream:
+    """A source stream: its name (the events' ``src``, the topic's last level) and its source
+    type (which data file it replays, as :func:`~reuse.runtime.common.execution.source_event`
+    takes it)."""
+
+    name: str
+    type: str
+
+    @property
+    def topic(self) -> str:
+        return topic_of(self.name)
+
+
+def workload_streams(workload: str, *, folder: str | Path | None = None
+                     ) -> tuple[Stream, ...]:
+    """The source streams of a workload's dataflows, sorted by name, named as the engine names
+    them (:func:`~reuse.runtime.common.planners.source_stream`).
+
+    Raises
+    ------
+    ReuseError
+        The workload is unknown (the registry's one-line error).
+
+    Examples
+    --------
+    >>> [s.name for s in workload_streams("figure1")]
+    ['GRID', 'SYS']
+    """
+    from reuse.workloads.registry import load_workload
+
+    flows = load_workload(workload, folder=folder)
+    return tuple(sorted({Stream(source_stream(t.type, t.config), t.type) for f in flows
+                         for t in f.tasks if task_kind(t.type, t.config) == "source"},
+                        key=lambda s: s.name))
+
+
+def select_streams(streams: Sequence[Stream], names: Sequence[str] | None) -> tuple[Stream, ...]:
+    """The streams named (in the order given), or all of them for ``None``.
+
+    Raises
+    ------
+    MqttError
+        A name that is not one of ``streams``, a repeated name, or an empty selection.
+
+    Examples
+    --------
+    >>> s = (Stream("FIT", "FIT"), Stream("SYS", "SYS"))
+    >>> [x.name for x in select_streams(s, ["SYS"])]
+    ['SYS']
+    >>> select_streams(s, ["GRID"])
+    Traceback (most recent call last):
+    ...
+    reuse.runtime.dataplane.mqtt.MqttError: unknown source 'GRID' (the workload's sources: FIT, SYS)
+    """
+    if names is None:
+        chosen = tuple(streams)
+    else:
+        by_name = {s.name: s for s in streams}
+        for n in names:
+            if n not in by_name:
+                raise MqttError(f"unknown source {n!r} (the workload's sources: "
+                                f"{', '.join(by_name)})")
+        if len(set(names)) != len(names):
+            raise MqttError(f"a source is named twice in {', '.join(names)}")
+        chosen = tuple(by_name[n] for n in names)
+    if not chosen:
+        raise MqttError("no source stream to publish")
+    return chosen
+
+
+def message(stream: Stream, seq: int, t0_ms: int, rate: float, data_dir: str = "") -> bytes:
+    """The MQTT payload of ``stream``'s event ``seq``: the generated event, encoded.
+
+    Examples
+    --------
+    >>> message(Stream("S1", "opmw-source"), 3, 1000, 10.0)
+    b'{"src":"S1","seq":3,"ts":1300,"payload":"S1:3"}'
+    """
+    return encode_message(source_event(stream.name, stream.type, seq, t0_ms, rate, data_dir))
+
+
+@dataclass(frozen=True)
+class PublishReport:
+    """What a publisher sent.
+
+    Attributes
+    ----------
+    sent
+        Messages the broker acknowledged, per topic.
+    rate
+        The target rate per source (messages/s).
+    elapsed_s
+        Monotonic seconds from the first send to the last.
+    max_late_ms
+        The most any send started after its due time.
+    t0_ms, start
+        The replay's ``t0`` (events' ``ts`` is ``t0 + seq * 1000 / rate``) and first ``seq``.
+    unacked
+        Messages sent that the broker did not acknowledge (0 unless it went away).
+    """
+
+    sent: dict[str, int]
+    rate: float
+    elapsed_s: float
+    max_late_ms: float
+    t0_ms: int
+    start: int = 0
+    unacked: int = 0
+    broker: str = field(default="")
+
+    @property
+    def achieved(self) -> float:
+        """Achieved messages/s per source: the intervals between the first and last send of
+        the stream that sent most (``0.0`` with fewer than two)."""
+        n = max(self.sent.values(), default=0)
+        return (n - 1) / self.elapsed_s if n > 1 and self.elapsed_s > 0 else 0.0
+
+    def summary(self) -> str:
+        """One line: messages per topic and the achieved rate.
+
+        Examples
+        --------
+        >>> PublishReport({"sensors/SYS": 11}, 10.0, 1.0, 0.4, 0).summary()
+        'sent 11 messages: sensors/SYS 11; 10.00 msg/s per source (target 10), latest send 0.4 ms behind schedule, t0 0'
+        """
+        per = ", ".join(f"{t} {n}" for t, n in self.sent.items())
+        line = (f"sent {sum(self.sent.values())} messages: {per}; {self.achieved:.2f} msg/s per "
+                f"source (target {self.rate:g}), latest send {self.max_late_ms:.1f} ms behind "
+                f"schedule, t0 {self.t0_ms}")
+        return line + (f"; {self.unacked} not acknowledged by the broker" if self.unacked else "")
+
+
+class Publisher:
+    """Publish source streams to a broker at ``rate`` messages/s per stream (QoS 1).
+
+    Use :meth:`run` for a number of seconds (or until :meth:`halt` or an interrupt), then
+    :meth:`close`, which waits for the broker's acknowledgements and returns the
+    :class:`PublishReport`.
+
+    Parameters
+    ----------
+    broker
+        ``mqtt://host:port``.
+    streams
+        What to publish, each on ``sensors/<name>``.
+    rate
+        Messages/s per stream.
+    data_dir
+        The RIoTBench data folder (empty: the project's).
+    start
+        The first ``seq`` (a replay continued where another stopped).
+    clock, sleep
+        The monotonic clock and the sleep (tests may replace them).
+    """
+
+    def __init__(self, broker: str | BrokerUrl, streams: Sequence[Stream], *, rate: float = 10.0,
+                 data_dir: str = "", start: int = 0,
+                 clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        if not rate > 0:
+            raise MqttError(f"the rate must be positive, got {rate:g} messages/s")
+        if start < 0:
+            raise MqttError(f"the first seq must be >= 0, got {start}")
+        self.broker = parse_broker_url(broker)
+        self.streams = tuple(streams)
+        self.topics = [s.topic for s in self.streams]  # checks the names
+        self.rate = float(rate)
+        self.data_dir = data_dir
+        self.start = start
+        self.clock, self.sleep = clock, sleep
+        self.t0_ms = 0
+        self._next = start
+        self._m0 = 0.0
+        self._first: float | None = None
+        self._last = 0.0
+        self._late = 0.0
+        self._halt = threading.Event()
+        self._waiting: deque[tuple[str, Any]] = deque()  # (topic, message info) not yet acked
+        self._sent = dict.fromkeys(self.topics, 0)
+        self._client: Any = None
+
+    def connect(self, client: Any = None) -> Publisher:
+        """Connect to the broker (a one-line :class:`MqttError` when it is down); ``client``:
+        a stand-in with paho's ``publish`` instead (tests)."""
+        if client is not None:
+            self._client = client
+            return self
+        import paho.mqtt.client as mqtt
+
+        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, clean_session=True)
+        client.max_inflight_messages_set(1000)
+        try:
+            client.connect(self.broker.host, self.broker.port, keepalive=30)
+        except OSError as exc:
+            raise connect_error(self.broker, exc) from None
+        client.loop_start()
+        self._client = client
+        return self
+
+    def halt(self) -> None:
+        """Make :meth:`run` return after its current send (from another thread)."""
+        self._halt.set()
+
+    def run(self, seconds: float | None = None) -> None:
+        """Publish ``round(rate * seconds)`` events per stream (``None``: until :meth:`halt`
+        or an interrupt), each at its due time."""
+        if self._client is None:
+            self.connect()
+        end = None if seconds is None else self._next + max(0, round(self.rate * seconds))
+        if self._first is None:
+            # seq ``start`` is due now: ``t0`` is when seq 0 would have been
+            self.t0_ms = round(time.time() * 1000) - round(self.start * 1000 / self.rate)
+            self._m0 = self.clock()
+        while (end is None or self._next < end) and not self._halt.is_set():
+            seq = self._next
+            due = self._m0 + (seq - self.start) / self.rate
+            now = self.clock()
+            if now < due:
+                self.sleep(due - now)
+                now = self.clock()
+            self._late = max(self._late, now - due)
+            if self._first is None:
+                self._first = now
+            self._last = now
+            for s, topic in zip(self.streams, self.topics, strict=True):
+                info = self._client.publish(topic, message(s, seq, self.t0_ms, self.rate,
+                                                           self.data_dir), qos=1)
+                self._waiting.append((topic, info))
+            self._settle()
+            self._next = seq + 1
+
+    def _settle(self) -> None:
+        """Count the acknowledged messages at the head of the queue (the broker acknowledges
+        in order), so the queue holds only what is in flight."""
+        while self._waiting and self._waiting[0][1].is_published():
+            self._sent[self._waiting.popleft()[0]] += 1
+
+    def close(self, timeout_s: float = 10.0) -> PublishReport:
+        """Wait (up to ``timeout_s``) for the broker to acknowledge what was sent, disconnect,
+        and report."""
+        deadline = time.monotonic() + timeout_s
+        self._settle()
+        while self._waiting and time.monotonic() < deadline:
+            time.sleep(0.01)
+            self._settle()
+        if self._client is not None:
+            self._client.disconnect()
+            if hasattr(self._client, "loop_stop"):
+                self._client.loop_stop()
+            self._client = None
+        unacked = 0
+        for topic, info in self._waiting:  # acknowledged out of order, or never
+            if info.is_published():
+                self._sent[topic] += 1
+            else:
+                unacked += 1
+        self._waiting.clear()
+        return PublishReport(dict(self._sent), self.rate,
+                             (self._last - self._first) if self._first is not None else 0.0,
+                             self._late * 1000, self.t0_ms, self.start, unacked,
+                             str(self.broker))
