@@ -5,6 +5,7 @@
 - :mod:`reuse.cli.common`: the ``--dags``/``--trace`` input every replaying command shares;
 - :mod:`reuse.cli.workloads` (``dags``, ``trace``), :mod:`reuse.cli.billing` (``bill``),
   :mod:`reuse.cli.blast` (``blast``), :mod:`reuse.cli.runtime` (``run``, ``cluster``),
+  :mod:`reuse.cli.broker` (``broker``, ``publish``),
   :mod:`reuse.cli.placement` (``place``).
 
 The CLI is the top layer: it imports every other layer and nothing imports it.

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from reuse.cli import billing, blast, placement, runtime, workloads
+from reuse.cli import billing, blast, broker, placement, runtime, workloads
 from reuse.cli.common import add_replay_arguments, load_replay_inputs, prepare
 from reuse.core.dataflow import load_dataflow
 from reuse.core.errors import ReuseError
@@ -152,6 +152,7 @@ def _add_layer_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore
     billing.add_parsers(sub)
     blast.add_parsers(sub)
     runtime.add_parsers(sub)
+    broker.add_parsers(sub)
     placement.add_parser(sub)
 
 
