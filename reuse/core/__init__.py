@@ -5,6 +5,8 @@ Python with no Spark import.
 - :mod:`~reuse.core.dataflow`: dataflows and tasks (frozen), JSON in and out;
 - :mod:`~reuse.core.equivalence`: task equivalence ``<->`` by Merkle signatures, and the
   literal definition the tests check it against;
+- :mod:`~reuse.core.matching`: match policies, what counts as the same config and inputs
+  (exact, or semantic with each task type's canonical form);
 - :mod:`~reuse.core.plan`: plan deltas, what a submit or remove changes;
 - :mod:`~reuse.core.manager`: :class:`~reuse.core.manager.Manager`, merge on submit and
   unmerge on remove;

@@ -20,6 +20,11 @@ O(size of the submitted DAG) instead of a pairwise search over the running tasks
 The literal form (:func:`ancestor_graph`, :func:`tasks_equivalent_literal`) follows the paper's
 recurrences and searches for the bijection with networkx's VF2 isomorphism; it is slow and is
 kept for tests and benchmarks.
+
+A :class:`~reuse.core.matching.MatchPolicy` (``match=``) decides what is compared: ``EXACT``, the
+default, is the signature above; a semantic policy hashes each task's canonical config and, for
+a task whose input order counts, its parents' signatures in that order instead of sorted. The
+literal form is the exact policy's only.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import networkx as nx
 from networkx.algorithms.isomorphism import DiGraphMatcher
 
 from reuse.core.dataflow import Dataflow, Task
+from reuse.core.matching import EXACT, MatchPolicy
 
 __all__ = [
     "task_signature",
@@ -48,8 +54,11 @@ __all__ = [
 Signature = str
 
 
-def task_signature(type_: str, config_key: str, parent_signatures: Iterable[Signature]) -> Signature:
+def task_signature(type_: str, config_key: str, parent_signatures: Iterable[Signature], *,
+                   ordered: bool = False) -> Signature:
     """The Merkle signature of a task from its type, canonical config and parents' signatures.
+
+    The parents' signatures are hashed sorted, or in the order given when ``ordered``.
 
     Examples
     --------
@@ -60,27 +69,45 @@ def task_signature(type_: str, config_key: str, parent_signatures: Iterable[Sign
     """
     h = hashlib.blake2b(digest_size=16)
     h.update(f"{len(type_)}:{type_}|{len(config_key)}:{config_key}|".encode())
-    for p in sorted(parent_signatures):
+    for p in (parent_signatures if ordered else sorted(parent_signatures)):
         h.update(p.encode("ascii"))
     return h.hexdigest()
 
 
-def signatures(flow: Dataflow) -> dict[str, Signature]:
-    """Signature of every task of ``flow``, by task id, computed in topological order."""
+def signatures(flow: Dataflow, match: MatchPolicy = EXACT) -> dict[str, Signature]:
+    """Signature of every task of ``flow``, by task id, computed in topological order.
+
+    Examples
+    --------
+    >>> from reuse.core.dataflow import parse_dataflow
+    >>> f = parse_dataflow({"id": "f", "tasks": [{"id": i, "type": i.upper(), "config": {}}
+    ...     for i in "sabj"], "streams": [["s", "a"], ["s", "b"], ["a", "j"], ["b", "j"]]})
+    >>> g = parse_dataflow({**f.to_dict(), "streams": [["s", "a"], ["s", "b"], ["b", "j"],
+    ...                                               ["a", "j"]]})
+    >>> signatures(f)["j"] == signatures(g)["j"]  # exact: input order never counts
+    True
+    >>> in_order = MatchPolicy("ordered", commutes=lambda t: False)
+    >>> signatures(f, in_order)["j"] == signatures(g, in_order)["j"]
+    False
+    """
     sig: dict[str, Signature] = {}
+    ordered = match.ordered_tasks(flow)
     for tid in flow.order:
         task = flow.task(tid)
-        sig[tid] = task_signature(task.type, task.config_key, (sig[p] for p in flow.parents[tid]))
+        key = task.config_key if match is EXACT else match.config_key(task.type, task.config)
+        parents = match.inputs(flow.parents[tid], sig, tid in ordered)
+        sig[tid] = task_signature(task.type, key, (sig[p] for p in parents),
+                                  ordered=match.ordered_hash)
     return sig
 
 
-def check_dedup(flow: Dataflow) -> dict[str, Signature]:
+def check_dedup(flow: Dataflow, match: MatchPolicy = EXACT) -> dict[str, Signature]:
     """Signatures of a de-dup DAG; a :class:`DataflowError` naming two equivalent tasks otherwise.
 
     Each submitted dataflow must be a de-dup DAG (section 3.2): two equivalent tasks in one DAG
     would compute the same stream twice, and the running DAGs could not stay de-dup.
     """
-    sig = signatures(flow)
+    sig = signatures(flow, match)
     first: dict[Signature, str] = {}
     for tid in flow.order:
         other = first.setdefault(sig[tid], tid)
@@ -91,28 +118,39 @@ def check_dedup(flow: Dataflow) -> dict[str, Signature]:
     return sig
 
 
-def dedup(flow: Dataflow) -> Dataflow:
+def dedup(flow: Dataflow, match: MatchPolicy = EXACT) -> Dataflow:
     """The de-dup DAG equivalent to ``flow``: each set of equivalent tasks collapsed to its first.
 
     Collapsing is done in topological order, so a task whose parents were collapsed is compared
-    with the collapsed parents (two tasks fed by equivalent parents become equivalent).
+    with the collapsed parents (two tasks fed by equivalent parents become equivalent). Under a
+    policy other than ``EXACT``, which tasks' input order counts is decided on ``flow``, and each
+    kept task reads its inputs in the order its signature hashed them, so the result is de-dup
+    under the same policy.
     """
     sig: dict[str, Signature] = {}
     keep: dict[Signature, str] = {}
     rename: dict[str, str] = {}
+    wired: dict[str, list[str]] = {}
+    ordered = match.ordered_tasks(flow)
     for tid in flow.order:
         task = flow.task(tid)
-        parent_sigs = {sig[rename[p]] for p in flow.parents[tid]}
-        s = task_signature(task.type, task.config_key, parent_sigs)
+        renamed = list(dict.fromkeys(rename[p] for p in flow.parents[tid]))
+        parents = match.inputs(renamed, sig, tid in ordered)
+        key = task.config_key if match is EXACT else match.config_key(task.type, task.config)
+        s = task_signature(task.type, key, (sig[p] for p in parents), ordered=match.ordered_hash)
         rename[tid] = keep.setdefault(s, tid)
         sig[rename[tid]] = s
+        wired.setdefault(rename[tid], parents)
     kept = set(rename.values())
     tasks = tuple(t for t in flow.tasks if t.id in kept)
     streams: list[tuple[str, str]] = []
-    for up, down in flow.streams:
-        stream = (rename[up], rename[down])
-        if stream not in streams:
-            streams.append(stream)
+    if match is EXACT:
+        for up, down in flow.streams:
+            stream = (rename[up], rename[down])
+            if stream not in streams:
+                streams.append(stream)
+    else:
+        streams = [(p, t) for t in flow.order if t in kept for p in wired[t]]
     return Dataflow(flow.id, tasks, tuple(streams), source=flow.source)
 
 

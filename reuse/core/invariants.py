@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from reuse.core.dataflow import canonical_config
 from reuse.core.equivalence import signatures, task_signature
 from reuse.core.manager import Manager
 
@@ -37,7 +36,7 @@ def violations(m: Manager) -> list[str]:
     needed: dict[str, set[str]] = defaultdict(set)
     needed_streams: set[tuple[str, str]] = set()
     for dag_id, flow in m.submitted.items():
-        sig = signatures(flow)
+        sig = signatures(flow, m.match)
         for s in sig.values():
             needed[s].add(dag_id)
         for u, d in flow.streams:
@@ -61,7 +60,8 @@ def violations(m: Manager) -> list[str]:
         except KeyError as exc:
             out.append(f"running task {t.id} reads from {exc.args[0]}, which is not running")
             continue
-        if task_signature(t.type, canonical_config(t.config), parent_sigs) != t.signature:
+        if task_signature(t.type, m.match.config_key(t.type, t.config), parent_sigs,
+                          ordered=m.match.ordered_hash) != t.signature:
             out.append(f"running task {t.id} is wired unlike its equivalence class")
         streams.update((p, t.signature) for p in parent_sigs)
     if streams != needed_streams:
@@ -114,7 +114,7 @@ def _components(m: Manager) -> set[frozenset[str]]:
 
     first: dict[str, str] = {}
     for dag_id, flow in m.submitted.items():
-        for s in signatures(flow).values():
+        for s in signatures(flow, m.match).values():
             other = first.setdefault(s, dag_id)
             parent[find(dag_id)] = find(other)
     groups: dict[str, set[str]] = defaultdict(set)

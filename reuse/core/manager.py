@@ -37,6 +37,7 @@ from typing import Any
 from reuse.core.dataflow import Dataflow, parse_dataflow
 from reuse.core.equivalence import Signature, check_dedup
 from reuse.core.errors import ManagerError
+from reuse.core.matching import EXACT, MatchPolicy
 from reuse.core.plan import PlanDelta, RunningTask
 
 __all__ = ["Manager", "RunningDag"]
@@ -61,7 +62,9 @@ class Manager:
     Every operation either completes and returns a :class:`~reuse.core.plan.PlanDelta`, or raises a
     :class:`~reuse.core.errors.ReuseError` having changed nothing. With a ``journal`` callable, each
     operation is written to it (and must be durable there) before the in-memory state changes;
-    :mod:`reuse.core.state` provides one.
+    :mod:`reuse.core.state` provides one. ``match`` decides which tasks are equivalent
+    (:mod:`reuse.core.matching`): ``EXACT`` by default, or the semantic policy of
+    :func:`reuse.tasks.matching.match_policy`.
 
     Examples
     --------
@@ -81,8 +84,9 @@ class Manager:
     ('A.t3', 'A.t2')
     """
 
-    def __init__(self, journal: Journal | None = None) -> None:
+    def __init__(self, journal: Journal | None = None, *, match: MatchPolicy = EXACT) -> None:
         self._journal = journal
+        self.match = match
         self._submitted: dict[str, Dataflow] = {}
         self._sigs: dict[str, dict[str, Signature]] = {}  # dag -> task id -> signature
         self._sigset: dict[str, frozenset[Signature]] = {}
@@ -172,7 +176,8 @@ class Manager:
         if flow.id in self._submitted:
             raise ManagerError("is already submitted (remove it first)", file=flow.source,
                                dag=flow.id)
-        sig = check_dedup(flow)
+        sig = check_dedup(flow, self.match)
+        ordered = self.match.ordered_tasks(flow)
         new_ids: dict[Signature, str] = {}
         taken: set[str] = set()
         for tid in flow.order:
@@ -186,7 +191,8 @@ class Manager:
 
         start = tuple(
             RunningTask(new_ids[sig[t]], sig[t], flow.task(t).type, flow.task(t).config,
-                        tuple(rid(sig[p]) for p in flow.parents[t]))
+                        tuple(rid(sig[p]) for p in
+                              self.match.inputs(flow.parents[t], sig, t in ordered)))
             for t in flow.order if sig[t] in new_ids)
         reused = tuple(self._tasks[sig[t]].id for t in flow.order if sig[t] not in new_ids)
         connect = tuple((rid(sig[u]), rid(sig[d])) for u, d in flow.streams
@@ -378,7 +384,7 @@ class Manager:
 
     def to_state(self) -> dict[str, Any]:
         """The whole state as JSON data (see :mod:`reuse.core.state`)."""
-        return {
+        state: dict[str, Any] = {
             "version": 1,
             "submitted": [{"dag": f.to_dict(), "source": f.source} for f in
                           self._submitted.values()],
@@ -386,11 +392,22 @@ class Manager:
             "phi": dict(self._phi),
             "next_group": self._next_group,
         }
+        if self.match.name != EXACT.name:
+            state["match"] = self.match.name
+        return state
 
     @classmethod
-    def from_state(cls, state: Mapping[str, Any], journal: Journal | None = None) -> Manager:
-        """Rebuild a manager from :meth:`to_state` data (the inverse, checked by the tests)."""
-        m = cls(journal=journal)
+    def from_state(cls, state: Mapping[str, Any], journal: Journal | None = None, *,
+                   match: MatchPolicy = EXACT) -> Manager:
+        """Rebuild a manager from :meth:`to_state` data (the inverse, checked by the tests).
+
+        ``match`` must be the policy the state was saved under (its signatures depend on it).
+        """
+        saved = state.get("match", EXACT.name)
+        if saved != match.name:
+            raise ManagerError(f"the state was saved with match policy {saved!r}, not "
+                               f"{match.name!r}")
+        m = cls(journal=journal, match=match)
         for t in state["tasks"]:
             task = RunningTask.from_dict(t)
             m._tasks[task.signature] = task
@@ -398,7 +415,7 @@ class Manager:
             m._users[task.signature] = set()
         for item in state["submitted"]:
             flow = parse_dataflow(item["dag"], source=item.get("source"))
-            sig = check_dedup(flow)
+            sig = check_dedup(flow, match)
             gid = state["phi"][flow.id]
             m._submitted[flow.id] = flow
             m._sigs[flow.id] = sig
