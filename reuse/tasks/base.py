@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+from pathlib import PurePosixPath
 from typing import Any
 
 from reuse.core.errors import ReuseError
@@ -32,6 +34,13 @@ __all__ = [
     "stable_hash64",
     "as_float",
     "snapshot",
+    "config_dict",
+    "require",
+    "to_int",
+    "to_float",
+    "str_list",
+    "str_set",
+    "data_path",
 ]
 
 Event = dict[str, Any]
@@ -53,6 +62,31 @@ class Task:
 
     type_name: str = "Task"
     stateful: bool = False
+    #: Whether the task's inputs commute (issue 25): a stateless task maps each event on its own,
+    #: so for one source ``seq`` it emits the same multiset of events whatever the order its
+    #: inputs arrive in (it is a union of them). A stateful one sees that order.
+    commutes: bool = True
+
+    @classmethod
+    def canonical(cls, config: Any) -> Any:
+        """The canonical form of a config: equal forms build tasks with identical outputs.
+
+        Each type reads its config the way its constructor does (numbers converted as the
+        constructor converts them, defaults written out, lists the task only uses as sets
+        sorted); keys the task does not read are kept as written. A config the form cannot
+        read is returned as written, so it matches only its own spelling and the task reports
+        it when built. The base form is the config itself (key order never counts: equivalence
+        compares canonical JSON).
+        """
+        try:
+            return cls._canonical(config)
+        except (TypeError, ValueError, KeyError, OverflowError):
+            return config
+
+    @classmethod
+    def _canonical(cls, config: Any) -> Any:
+        """A type's canonical form; may raise on a config it cannot read."""
+        return config
 
     def __init__(self, config: Any) -> None:
         self.config = config
@@ -80,6 +114,7 @@ class StatefulTask(Task):
     """
 
     stateful = True
+    commutes = False
 
     def get_state(self) -> Any:
         raise NotImplementedError
@@ -145,3 +180,68 @@ def as_float(value: Any) -> float | None:
 def snapshot(obj: Any) -> Any:
     """A deep, JSON-checked copy of state: restoring must not alias the live task's containers."""
     return json.loads(json.dumps(obj))
+
+
+# --- canonical forms (issue 25): the constructors' own conversions, for Task._canonical ------
+
+def config_dict(config: Any) -> dict[str, Any]:
+    """A copy of a dict config; a ``TypeError`` for anything else."""
+    if not isinstance(config, dict):
+        raise TypeError("not a dict config")
+    return dict(config)
+
+
+def require(config: dict[str, Any], *keys: str) -> None:
+    """A ``KeyError`` when a key the constructor requires is missing."""
+    for key in keys:
+        config[key]  # noqa: B018 - the lookup is the check
+
+
+def to_int(value: Any) -> int:
+    """``int(value)``, as the constructors convert (``5``, ``5.0`` and ``"5"`` are 5).
+
+    >>> to_int("5"), to_int(5.0), to_int(5)
+    (5, 5, 5)
+    """
+    return int(value)
+
+
+def to_float(value: Any) -> float:
+    """``float(value)``, as the constructors convert; a ``ValueError`` for NaN and infinities,
+    which JSON cannot carry.
+
+    >>> to_float("0.5"), to_float(1)
+    (0.5, 1.0)
+    """
+    num = float(value)
+    if not math.isfinite(num):
+        raise ValueError("not finite")
+    return num
+
+
+def str_list(value: Any) -> list[str]:
+    """A list of strings, as written (a ``TypeError`` for anything else)."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise TypeError("not a list of strings")
+    return list(value)
+
+
+def str_set(value: Any) -> list[str]:
+    """A list of strings a task only uses as a set: sorted, without repeats.
+
+    >>> str_set(["b", "a", "b"])
+    ['a', 'b']
+    """
+    return sorted(set(str_list(value)))
+
+
+def data_path(value: Any) -> str:
+    """A resource file name relative to the data folder, as ``pathlib`` resolves it
+    (``./x.csv`` and ``x.csv`` name one file).
+
+    >>> data_path("./SYS_sample_data_senml.csv"), data_path("a//b/")
+    ('SYS_sample_data_senml.csv', 'a/b')
+    """
+    if not isinstance(value, str):
+        raise TypeError("not a path")
+    return str(PurePosixPath(value))

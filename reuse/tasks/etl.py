@@ -9,7 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from reuse.tasks.base import Event, StatefulTask, as_float, derive, group_key, snapshot
+from reuse.tasks.base import (
+    Event,
+    StatefulTask,
+    as_float,
+    config_dict,
+    derive,
+    group_key,
+    snapshot,
+    str_list,
+    str_set,
+    to_int,
+)
 
 __all__ = ["Interpolation", "Join"]
 
@@ -25,6 +36,15 @@ class Interpolation(StatefulTask):
     """
 
     type_name = "Interpolation"
+
+    @classmethod
+    def _canonical(cls, config: Any) -> Any:
+        """``fields`` as a set (sorted), ``window`` as an int, ``group_by`` written out."""
+        c = config_dict(config)
+        c["fields"] = str_set(c["fields"])
+        c["window"] = to_int(c["window"])
+        c["group_by"] = str_list(c.get("group_by", ["sensor", "obs"]))
+        return c
 
     def __init__(self, config: Any) -> None:
         super().__init__(config)
@@ -79,6 +99,18 @@ class Join(StatefulTask):
     """
 
     type_name = "Join"
+
+    @classmethod
+    def _canonical(cls, config: Any) -> Any:
+        """``max_count`` written out (its default is the length of ``fields`` as written,
+        repeats included), then ``fields`` as a set (only its set and length are read);
+        ``max_pending`` an int, default 1000."""
+        c = config_dict(config)
+        fields = str_list(c["fields"])
+        c["max_count"] = to_int(c.get("max_count", len(fields)))
+        c["fields"] = str_set(fields)
+        c["max_pending"] = to_int(c.get("max_pending", 1000))
+        return c
 
     def __init__(self, config: Any) -> None:
         super().__init__(config)

@@ -15,7 +15,19 @@ import math
 from typing import Any
 
 from reuse.core.paths import riotbench_dir
-from reuse.tasks.base import Event, Task, TaskError, as_float, derive, stable_hash64
+from reuse.tasks.base import (
+    Event,
+    Task,
+    TaskError,
+    as_float,
+    config_dict,
+    data_path,
+    derive,
+    require,
+    stable_hash64,
+    to_float,
+    to_int,
+)
 from reuse.tasks.parse import parse_senml_line
 
 __all__ = ["RangeFilter", "BloomFilter", "BloomFilterCheck"]
@@ -32,6 +44,18 @@ class RangeFilter(Task):
     """
 
     type_name = "RangeFilter"
+
+    @classmethod
+    def _canonical(cls, config: Any) -> Any:
+        """Bounds as floats (``1``, ``1.0``, ``"1"``; a third item is never read), ``mode``
+        written out (``"drop"``)."""
+        c = config_dict(config)
+        ranges = c["valid_range"]
+        if not isinstance(ranges, dict) or not all(isinstance(v, list) for v in ranges.values()):
+            raise TypeError("valid_range")
+        c["valid_range"] = {k: [to_float(v[0]), to_float(v[1])] for k, v in ranges.items()}
+        c.setdefault("mode", "drop")
+        return c
 
     def __init__(self, config: Any) -> None:
         super().__init__(config)
@@ -107,6 +131,19 @@ class BloomFilterCheck(Task):
     """
 
     type_name = "BloomFilterCheck"
+
+    @classmethod
+    def _canonical(cls, config: Any) -> Any:
+        """``expected_insertions``, ``train_stride`` and ``train_offset`` as ints (defaults 1 and
+        0 written out), ``fp_ratio`` as a float, ``train_file`` as a normalised relative path."""
+        c = config_dict(config)
+        require(c, "field")
+        c["expected_insertions"] = to_int(c["expected_insertions"])
+        c["fp_ratio"] = to_float(c["fp_ratio"])
+        c["train_stride"] = to_int(c.get("train_stride", 1))
+        c["train_offset"] = to_int(c.get("train_offset", 0))
+        c["train_file"] = data_path(c["train_file"])
+        return c
 
     def __init__(self, config: Any, data_dir: Any = None) -> None:
         super().__init__(config)

@@ -11,7 +11,19 @@ import json
 from typing import Any
 
 from reuse.core.paths import riotbench_dir
-from reuse.tasks.base import Event, Task, TaskError, as_float, derive, observations
+from reuse.tasks.base import (
+    Event,
+    Task,
+    TaskError,
+    as_float,
+    config_dict,
+    data_path,
+    derive,
+    observations,
+    require,
+    str_list,
+    str_set,
+)
 from reuse.tasks.resources import read_metadata_map
 
 __all__ = ["SenMLParse", "Annotate", "CsvToSenML", "parse_senml_line"]
@@ -55,6 +67,16 @@ class SenMLParse(Task):
 
     type_name = "SenMLParse"
 
+    @classmethod
+    def _canonical(cls, config: Any) -> Any:
+        """``meta_fields`` as a set (they only key the ``meta`` dict; default ``[]`` written
+        out); ``fields`` keep their order, which is the order of the emitted events."""
+        c = config_dict(config)
+        require(c, "id_field")
+        c["meta_fields"] = str_set(c.get("meta_fields", []))
+        c["fields"] = str_list(c["fields"])
+        return c
+
     def __init__(self, config: Any) -> None:
         super().__init__(config)
         self.id_field: str = self._cfg("id_field", required=True)
@@ -92,6 +114,15 @@ class Annotate(Task):
     """
 
     type_name = "Annotate"
+
+    @classmethod
+    def _canonical(cls, config: Any) -> Any:
+        """``file`` as a normalised relative path; ``fields`` keep their order (they name the
+        file's columns)."""
+        c = config_dict(config)
+        c["file"] = data_path(c["file"])
+        c["fields"] = str_list(c["fields"])
+        return c
 
     def __init__(self, config: Any, data_dir: Any = None) -> None:
         super().__init__(config)

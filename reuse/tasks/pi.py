@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from reuse.tasks.base import Event, Task, derive
+from reuse.tasks.base import Event, Task, derive, to_int
 
 __all__ = ["PiTask", "viete_pi"]
 
@@ -32,6 +32,14 @@ class PiTask(Task):
     """
 
     type_name = "PiTask"
+
+    @classmethod
+    def _canonical(cls, config: Any) -> Any:
+        """``iterations`` as :func:`viete_pi` runs it (``max(1, int)``, default 1600 written
+        out); a config that is not a dict means the default."""
+        c = dict(config) if isinstance(config, dict) else {}
+        c["iterations"] = max(1, to_int(c.get("iterations", 1600)))
+        return c
 
     def __init__(self, config: Any = None) -> None:
         super().__init__(config)

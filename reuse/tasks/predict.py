@@ -13,7 +13,20 @@ from typing import Any
 import numpy as np
 
 from reuse.core.paths import riotbench_dir
-from reuse.tasks.base import Event, StatefulTask, Task, TaskError, as_float, derive, observations
+from reuse.tasks.base import (
+    Event,
+    StatefulTask,
+    Task,
+    TaskError,
+    as_float,
+    config_dict,
+    data_path,
+    derive,
+    observations,
+    require,
+    str_list,
+    to_int,
+)
 from reuse.tasks.models import DecisionTree, LinearModel
 from reuse.tasks.resources import Arff, read_arff
 
@@ -30,6 +43,20 @@ def feature_row(event: Event, features: list[str]) -> list[float] | None:
             return None
         row.append(num)
     return row
+
+
+def _model_config(config: Any) -> dict[str, Any]:
+    """The canonical form both predictors share: ``arff`` and ``train_data`` as normalised paths
+    (no train data, ``""`` and ``null`` are one), ``result_index`` an int when given (its default
+    is read from the ARFF, so it is left implicit), ``features`` in order."""
+    c = config_dict(config)
+    c["arff"] = data_path(c["arff"])
+    train = c.get("train_data")
+    c["train_data"] = None if train is None or train == "" else data_path(train)
+    if "result_index" in c:
+        c["result_index"] = to_int(c["result_index"])
+    c["features"] = str_list(c["features"])
+    return c
 
 
 def _load(task: Task, data_dir: Any) -> tuple[Arff, int]:
@@ -58,6 +85,13 @@ class DecisionTreeClassify(Task):
     """
 
     type_name = "DecisionTreeClassify"
+
+    @classmethod
+    def _canonical(cls, config: Any) -> Any:
+        """The predictors' shared form, and ``max_depth`` as an int (default 8 written out)."""
+        c = _model_config(config)
+        c["max_depth"] = to_int(c.get("max_depth", 8))
+        return c
 
     def __init__(self, config: Any, data_dir: Any = None) -> None:
         super().__init__(config)
@@ -95,6 +129,13 @@ class MultiVarLinearRegression(Task):
     """
 
     type_name = "MultiVarLinearRegression"
+
+    @classmethod
+    def _canonical(cls, config: Any) -> Any:
+        """The predictors' shared form (``target`` as written)."""
+        c = _model_config(config)
+        require(c, "target")
+        return c
 
     def __init__(self, config: Any, data_dir: Any = None) -> None:
         super().__init__(config)

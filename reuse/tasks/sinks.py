@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from reuse.tasks.base import Event, Task
+from reuse.tasks.base import Event, Task, to_int
 
 __all__ = ["MQTTPublish", "Sink"]
 
@@ -23,6 +23,15 @@ class Sink(Task):
     """
 
     type_name = "Sink"
+
+    @classmethod
+    def _canonical(cls, config: Any) -> Any:
+        """``topic`` as a string and ``keep`` as an int, both written out; a config that is not
+        a dict (``"sink"``) means the defaults, as the constructor reads it."""
+        c = dict(config) if isinstance(config, dict) else {}
+        c["topic"] = str(c.get("topic", "sink"))
+        c["keep"] = to_int(c.get("keep", 1000))
+        return c
 
     def __init__(self, config: Any = "sink") -> None:
         super().__init__(config)

@@ -24,11 +24,17 @@ from reuse.tasks.base import (
     StatefulTask,
     TaskError,
     as_float,
+    config_dict,
     derive,
     group_key,
     observations,
+    require,
     snapshot,
     stable_hash64,
+    str_list,
+    str_set,
+    to_float,
+    to_int,
 )
 
 __all__ = [
@@ -38,6 +44,11 @@ __all__ = [
     "DistinctApproxCount",
     "SecondOrderMoment",
 ]
+
+
+def _optional_set(c: dict[str, Any]) -> None:
+    """``fields`` of a task where ``None`` (the default, written out) means every field."""
+    c["fields"] = None if c.get("fields") is None else str_set(c["fields"])
 
 
 def _numeric(event: Event, fields: set[str] | None) -> Iterator[tuple[str, float]]:
@@ -61,6 +72,16 @@ class KalmanFilter(StatefulTask):
     """
 
     type_name = "KalmanFilter"
+
+    @classmethod
+    def _canonical(cls, config: Any) -> Any:
+        """The three noises as floats, ``fields`` as a set, ``group_by`` written out."""
+        c = config_dict(config)
+        for key in ("process_noise", "sensor_noise", "estimated_error"):
+            c[key] = to_float(c[key])
+        c["fields"] = str_set(c["fields"])
+        c["group_by"] = str_list(c.get("group_by", ["sensor", "obs"]))
+        return c
 
     def __init__(self, config: Any) -> None:
         super().__init__(config)
@@ -101,6 +122,16 @@ class BlockWindowAverage(StatefulTask):
 
     type_name = "BlockWindowAverage"
 
+    @classmethod
+    def _canonical(cls, config: Any) -> Any:
+        """``window`` as the constructor reads it (``max(1, int)``), ``fields`` as a set,
+        ``group_by`` written out."""
+        c = config_dict(config)
+        c["window"] = max(1, to_int(c["window"]))
+        c["fields"] = str_set(c["fields"])
+        c["group_by"] = str_list(c.get("group_by", ["sensor", "obs"]))
+        return c
+
     def __init__(self, config: Any) -> None:
         super().__init__(config)
         self.window = max(1, int(self._cfg("window", required=True)))
@@ -138,6 +169,17 @@ class SlidingLinearRegression(StatefulTask):
     """
 
     type_name = "SlidingLinearRegression"
+
+    @classmethod
+    def _canonical(cls, config: Any) -> Any:
+        """Windows as the constructor reads them (``max(2, int)``, ``max(1, int)``), ``fields``
+        a set or ``None`` (every field), ``group_by`` written out."""
+        c = config_dict(config)
+        c["train_window"] = max(2, to_int(c["train_window"]))
+        c["predict_window"] = max(1, to_int(c["predict_window"]))
+        _optional_set(c)
+        c["group_by"] = str_list(c.get("group_by", ["sensor", "obs"]))
+        return c
 
     def __init__(self, config: Any) -> None:
         super().__init__(config)
@@ -208,6 +250,15 @@ class DistinctApproxCount(StatefulTask):
     """
 
     type_name = "DistinctApproxCount"
+
+    @classmethod
+    def _canonical(cls, config: Any) -> Any:
+        """``buckets`` as an int (``field`` is kept: it is only recorded, but it is the
+        benchmark's parameter, not a spelling)."""
+        c = config_dict(config)
+        c["buckets"] = to_int(c["buckets"])
+        require(c, "field")
+        return c
 
     #: Durand-Flajolet's magic number as the original uses it (see the class docstring).
     ALPHA = 0.79402
@@ -293,6 +344,17 @@ class SecondOrderMoment(StatefulTask):
 
     type_name = "SecondOrderMoment"
     ESTIMATORS = ("riotbench", "ams")
+
+    @classmethod
+    def _canonical(cls, config: Any) -> Any:
+        """``max_map_size`` as an int, ``estimator`` written out (``"riotbench"``), ``fields`` a
+        set or ``None``, ``group_by`` written out."""
+        c = config_dict(config)
+        c["max_map_size"] = to_int(c["max_map_size"])
+        c.setdefault("estimator", "riotbench")
+        _optional_set(c)
+        c["group_by"] = str_list(c.get("group_by", ["sensor", "obs"]))
+        return c
 
     def __init__(self, config: Any) -> None:
         super().__init__(config)
