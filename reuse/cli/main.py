@@ -20,8 +20,10 @@ from reuse.cli import billing, blast, broker, placement, runtime, workloads
 from reuse.cli.common import add_replay_arguments, load_replay_inputs, prepare
 from reuse.core.dataflow import load_dataflow
 from reuse.core.errors import ReuseError
+from reuse.core.manager import Manager
 from reuse.core.planner import replay, reuse_histogram, write_csv
 from reuse.core.state import StateStore
+from reuse.tasks.matching import MATCH_POLICIES, match_policy
 
 __all__ = ["main", "build_parser"]
 
@@ -49,8 +51,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    flows, ops = load_replay_inputs(args)
-    records = replay(flows, ops, check=not args.no_check)
+    match = match_policy(args.match)
+    flows, ops = load_replay_inputs(args, match)
+    records = replay(flows, ops, check=not args.no_check, manager=Manager(match=match))
     write_csv(records, args.out)
     if records:
         peak = max(records, key=lambda r: r.default_tasks)
@@ -125,6 +128,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     pl = sub.add_parser("plan", help="replay a trace through the manager (no runtime)")
     add_replay_arguments(pl, "CSV to write, one row per op")
+    pl.add_argument("--match", choices=list(MATCH_POLICIES), default="exact",
+                    help="what makes two tasks equivalent: the config as written (exact, the "
+                         "paper's) or each type's canonical config and order-free inputs where "
+                         "the task commutes (semantic)")
     pl.set_defaults(func=cmd_plan)
 
     for name, func, helptext in (("submit", cmd_submit, "submit dataflow files (persistent)"),
