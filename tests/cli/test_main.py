@@ -141,3 +141,28 @@ def test_run_default_sources_shared_needs_a_query_engine(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("reuse: error: ") and "needs a query-per-DAG engine" in err
     assert err.count("\n") == 1 and not out.exists()
+
+
+def test_plan_match_semantic_merges_what_exact_keeps_apart(tmp_path, capsys):
+    dags = tmp_path / "dags"
+    dags.mkdir()
+    for name, window in (("a", 5), ("b", 5.0)):
+        write(dags, f"{name}.json", {"id": name, "tasks": [
+            {"id": "src", "type": "SYS", "config": "source"},
+            {"id": "bwa", "type": "BlockWindowAverage",
+             "config": {"window": window, "fields": ["t", "h"] if name == "a" else ["h", "t"]}},
+            {"id": "out", "type": "MQTTPublish", "config": "sink" if name == "a" else {}}],
+            "streams": [["src", "bwa"], ["bwa", "out"]]})
+    trace = write(tmp_path, "t.json", {"ops": [{"op": "submit", "dag": "a"},
+                                             {"op": "submit", "dag": "b"}]})
+    tasks = {}
+    for match in ("exact", "semantic"):
+        out = tmp_path / f"{match}.csv"
+        assert main(["plan", "--dags", str(dags), "--trace", str(trace), "--out", str(out),
+                     "--match", match]) == 0
+        tasks[match] = [r["reuse_tasks"] for r in csv.DictReader(out.open())]
+    assert tasks == {"exact": ["3", "5"], "semantic": ["3", "3"]}
+    with pytest.raises(SystemExit) as exc:  # a usage error: argparse's choices
+        main(["plan", "--dags", str(dags), "--trace", str(trace), "--out", "x.csv",
+              "--match", "fuzzy"])
+    assert exc.value.code == 2 and "invalid choice: 'fuzzy'" in capsys.readouterr().err

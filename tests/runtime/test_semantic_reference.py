@@ -1,0 +1,169 @@
+"""Semantic matching against the reference execution (issue 25): a merge never changes outputs.
+
+Each test submits two dataflows through the real planner (:class:`ReusePlanner` over a manager
+with a match policy), builds the run's ledger as the engines save it, and runs the reference
+execution (:func:`reuse.runtime.accounting.reference_records`: the tasks' own code on the real
+RIoTBench events). What the second dataflow's sink receives in the merged run must be exactly
+what it receives run alone. Two tests show what exact matching gets wrong: it merges a
+non-commuting task whose inputs are swapped, and the merged dataflow's outputs change.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reuse.core.dataflow import Dataflow, parse_dataflow
+from reuse.core.manager import Manager
+from reuse.core.matching import EXACT, MatchPolicy
+from reuse.core.paths import riotbench_dir
+from reuse.runtime.accounting import reference_records
+from reuse.runtime.common.planners import ReusePlanner
+from reuse.tasks.matching import SEMANTIC
+from reuse.testing import ledger_task, missing
+from reuse.workloads.riotbench import build_dataflows, source_configs
+
+DATA = riotbench_dir()
+UPTO = 40
+
+pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason=missing("data", "no data/riotbench"))
+
+
+def run(flows: list[Dataflow], match: MatchPolicy) -> tuple[dict[str, Counter[Any]], list[Any]]:
+    """Submit ``flows`` at ``seq`` 0 and return each dataflow's sink outputs (a multiset of
+    ``(seq, digest)`` over its sinks) in the reference execution, and the placements."""
+    planner = ReusePlanner(Manager(match=match))
+    tasks: dict[str, dict[str, Any]] = {}
+    dags: dict[str, dict[str, Any]] = {}
+    placements = []
+    for flow in flows:
+        p = planner.submit(flow)
+        placements.append(p)
+        tasks.update({t.id: ledger_task(t, 0) for t in p.start})
+        dags[p.instance] = {"dag": flow.id, "J": 0, "R": None, "sinks": dict(p.sinks)}
+    ledger = {"t0": 0, "rate": 10.0, "data_dir": str(DATA), "tasks": tasks, "dags": dags,
+              "opts": {"data_dir": str(DATA), "pi_iterations": 10}}
+    ref = reference_records(ledger, UPTO)
+    out = {}
+    for info in dags.values():
+        seen: Counter[Any] = Counter()
+        for rid in info["sinks"].values():
+            seen += ref[rid]
+        out[info["dag"]] = seen
+    return out, placements
+
+
+def alone(flow: Dataflow) -> Counter[Any]:
+    return run([flow], EXACT)[0][flow.id]
+
+
+def renamed(flow: Dataflow, dag: str, streams: list[list[str]] | None = None,
+            configs: dict[str, Any] | None = None) -> Dataflow:
+    data = flow.to_dict()
+    data["id"] = dag
+    for t in data["tasks"]:
+        t["config"] = (configs or {}).get(t["id"], t["config"])
+    if streams is not None:
+        data["streams"] = streams
+    return parse_dataflow(data)
+
+
+@pytest.fixture(scope="module")
+def riot() -> dict[str, Dataflow]:
+    return {d["id"]: parse_dataflow(d) for d in build_dataflows(DATA)}
+
+
+def chain(dag: str, configs: dict[str, Any]) -> Dataflow:
+    steps = [("parse", "SenMLParse"), ("range", "RangeFilter"), ("kalman", "KalmanFilter"),
+             ("slr", "SlidingLinearRegression"), ("out", "MQTTPublish")]
+    return parse_dataflow({
+        "id": dag, "tasks": [{"id": "src", "type": "SYS", "config": "source"}]
+        + [{"id": i, "type": t, "config": configs[i]} for i, t in steps],
+        "streams": [["src", "parse"]] + [[a, b] for (a, _), (b, _)
+                                         in zip(steps, steps[1:], strict=False)]})
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_a_respelled_dataflow_merges_whole_and_outputs_the_same(data):
+    cfg = source_configs("SYS", DATA)
+    one = {"parse": cfg["SenMLParse"], "range": cfg["RangeFilter.drop"],
+           "kalman": cfg["KalmanFilter"], "slr": cfg["SlidingLinearRegression"], "out": "sink"}
+    pick = data.draw
+    parse = dict(cfg["SenMLParse"], meta_fields=pick(st.permutations(cfg["SenMLParse"]
+                                                                     ["meta_fields"])))
+    ranges = {k: [pick(st.sampled_from([lo, str(lo)])), pick(st.sampled_from([hi, repr(hi)]))]
+              for k, (lo, hi) in cfg["RangeFilter.drop"]["valid_range"].items()}
+    kalman = {**cfg["KalmanFilter"], "process_noise": str(cfg["KalmanFilter"]["process_noise"]),
+              "fields": list(reversed(cfg["KalmanFilter"]["fields"]))}
+    if pick(st.booleans()):
+        del kalman["group_by"]
+        kalman["group_by"] = cfg["KalmanFilter"]["group_by"]
+    two = {"parse": parse, "range": {"valid_range": ranges},
+           "kalman": kalman,
+           "slr": {**cfg["SlidingLinearRegression"],
+                   "train_window": float(cfg["SlidingLinearRegression"]["train_window"])},
+           "out": pick(st.sampled_from([{}, {"topic": "sink", "keep": "1000"}, "sink"]))}
+    a, b = chain("a", one), chain("b", two)
+    outs, placed = run([a, b], SEMANTIC)
+    assert placed[1].start == ()  # every task of b is one of a's
+    assert outs["b"] == alone(b) == alone(a) and sum(outs["b"].values()) > 0
+    _, exact = run([a, b], EXACT)
+    # exact shares at most the source and the parser
+    assert {"b.range", "b.kalman", "b.slr", "b.out"} <= {t.id for t in exact[1].start}
+
+
+def test_a_sink_with_its_inputs_swapped_is_shared(riot):
+    stats = riot["stats-sys"]
+    ups = [u for u, d in stats.streams if d == "publish"]
+    streams = [[u, d] for u, d in stats.streams if d != "publish"] + [[u, "publish"]
+                                                                      for u in reversed(ups)]
+    swapped = renamed(stats, "stats-swapped", streams)
+    outs, placed = run([stats, swapped], SEMANTIC)
+    assert placed[1].start == ()
+    assert outs["stats-swapped"] == alone(swapped) == alone(stats)
+
+
+def union_below(dag: str, first: str, second: str) -> Dataflow:
+    """parse -> two Kalman filters -> a pass-all RangeFilter reading both -> a third Kalman ->
+    sink: the union commutes, but the Kalman below it sees the order per ``seq``."""
+    cfg = source_configs("SYS", DATA)
+    k = cfg["KalmanFilter"]
+    tasks = [("src", "SYS", "source"), ("parse", "SenMLParse", cfg["SenMLParse"]),
+             ("k1", "KalmanFilter", {**k, "process_noise": 0.1}),
+             ("k2", "KalmanFilter", {**k, "process_noise": 1.0}),
+             ("u", "RangeFilter", {"valid_range": {}}),
+             ("k3", "KalmanFilter", k), ("out", "MQTTPublish", "sink")]
+    return parse_dataflow({"id": dag, "tasks": [{"id": i, "type": t, "config": c}
+                                                for i, t, c in tasks],
+                           "streams": [["src", "parse"], ["parse", "k1"], ["parse", "k2"],
+                                       [first, "u"], [second, "u"], ["u", "k3"], ["k3", "out"]]})
+
+
+def test_a_union_whose_order_is_seen_below_is_not_shared_and_exact_gets_it_wrong():
+    a, b = union_below("a", "k1", "k2"), union_below("b", "k2", "k1")
+    assert alone(a) != alone(b)  # the order is seen
+    outs, placed = run([a, b], SEMANTIC)
+    assert {t.id for t in placed[1].start} == {"b.u", "b.k3", "b.out"}
+    assert outs["b"] == alone(b)
+    outs, placed = run([a, b], EXACT)
+    assert placed[1].start == () and outs["b"] != alone(b)
+
+
+def test_error_estimation_with_swapped_inputs_is_not_shared_and_exact_gets_it_wrong(riot):
+    """ErrorEstimation joins the block average and the regression: the average it uses for a
+    prediction depends on which of the two arrives first for the same ``seq``."""
+    pred = riot["pred-error-sys"]
+    streams = [[u, d] for u, d in pred.streams if d != "error"] + [
+        [u, "error"] for u in reversed(pred.parents["error"])]
+    swapped = renamed(pred, "swapped", streams)
+    assert alone(pred) != alone(swapped)
+    outs, placed = run([pred, swapped], SEMANTIC)
+    assert {t.id for t in placed[1].start} == {"swapped.error", "swapped.publish"}
+    assert outs["swapped"] == alone(swapped)
+    outs, placed = run([pred, swapped], EXACT)
+    assert placed[1].start == () and outs["swapped"] != alone(swapped)
