@@ -69,7 +69,9 @@ def test_run_writes_csv_for_both_modes(spark: Any, tmp_path: Path,
         measured = sum(sum(json.loads(line)["task_cpu_s"].values()) for line in
                        (tmp_path / mode / "batches.jsonl").read_text().splitlines())
         assert measured > 0
-        assert sum(float(r["bill"]) for r in billed.values()) == pytest.approx(measured, rel=1e-6)
+        # the CSV rounds each bill to a microsecond of CPU: that much per dataflow may differ
+        assert sum(float(r["bill"]) for r in billed.values()) == pytest.approx(
+            measured, rel=1e-6, abs=1e-6 * len(billed))
         if mode == "default":
             assert all(float(r["bill"]) == pytest.approx(float(r["standalone"]))
                        for r in billed.values())
