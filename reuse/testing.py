@@ -6,6 +6,7 @@ Tests exercise the real runtime on tiny inputs. Starting a session costs ~10 s, 
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -66,8 +67,6 @@ def required_parts(environ: dict[str, str] | None = None) -> set[str]:
     ...
     ValueError: $REUSE_REQUIRE names 'gpu': the parts are redis, browser, data, mqtt
     """
-    import os
-
     env = os.environ if environ is None else environ
     names = {n.strip() for n in env.get(REQUIRE_ENV, "").split(",") if n.strip()}
     for n in sorted(names):
@@ -180,6 +179,7 @@ def rerun_outputs(spark: SparkSession, run: str | Path, root: str | Path,
 
     from reuse.core.dataflow import parse_dataflow
     from reuse.runtime.accounting import dag_outputs
+    from reuse.runtime.common.files import read_batches
     from reuse.runtime.engines.shared.engine import InplaceRuntime
     from reuse.runtime.journal import load_journal
 
@@ -187,8 +187,7 @@ def rerun_outputs(spark: SparkSession, run: str | Path, root: str | Path,
     state = load_journal(run)
     p = state.start
     flows = {f.id: f for f in (parse_dataflow(d) for d in p["flows"])}
-    upto = max(json.loads(line)["hi"]
-               for line in (run / "batches.jsonl").read_text().splitlines() if line.strip())
+    upto = max(b["hi"] for b in read_batches(run))
     rate = float(p["rate"])
     t0 = int(time.time() * 1000 - 1000 * (upto + 1) / rate) - 1000
     rt = InplaceRuntime(spark, root, mode=str(p["mode"]), shards=int(p["shards"]), rate=rate,

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import bisect
 import csv
-import json
 import os
 import sys
 import time
@@ -34,6 +33,7 @@ from typing import Any
 from reuse.core.dataflow import Dataflow
 from reuse.core.traces import Op, check_trace
 from reuse.runtime.accounting import account, leaked_records, reference_records, replica_account
+from reuse.runtime.common.files import read_batches
 from reuse.runtime.common.policy import LIVE_MODES, Policy
 from reuse.runtime.engines.partial.engine import Runtime
 from reuse.runtime.journal import JOURNAL, JournalState, RunJournal, step_started_ms
@@ -254,16 +254,9 @@ def _output_gaps(rows: list[dict[str, Any]], root: Path) -> None:
     pause a failure (or anything else) caused. A resumed run's step starts when the dead
     driver started it, so the time it was dead counts. The query-per-DAG engines keep no such
     log: ``None``."""
-    path = Path(root) / "batches.jsonl"
-    if not path.exists():
+    if not (Path(root) / "batches.jsonl").exists():
         return
-    ends = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            b = json.loads(line)
-        except ValueError:
-            continue  # a line torn by a killed driver
-        ends.append(float(b["ms"]) + 1000 * float(b["wall_s"]))
+    ends = [float(b["ms"]) + 1000 * float(b["wall_s"]) for b in read_batches(root)]
     starts = [float(r["t_start_ms"]) for r in rows if r.get("t_start_ms")]
     origin = min(starts) if starts else None
     for r in rows:

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["safe_name", "read_json", "write_json", "write_records"]
+__all__ = ["safe_name", "read_json", "write_json", "write_records", "read_batches"]
 
 
 def safe_name(topic: str) -> str:
@@ -37,6 +37,31 @@ def read_json(path: str | os.PathLike[str], default: Any = None) -> Any:
         return json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         return default
+
+
+def read_batches(root: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The shared query's batch log (``<root>/batches.jsonl``), one record per batch done; a
+    line torn by a killed driver (or being written) is left out; no log, no batches.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = (d / "batches.jsonl").write_text('{"batch": 0}\\n{"bat')
+    >>> read_batches(d), read_batches(d / "none")
+    ([{'batch': 0}], [])
+    """
+    try:
+        lines = (Path(root) / "batches.jsonl").read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return []
+    out = []
+    for line in lines:
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue
+    return out
 
 
 def write_json(path: str | os.PathLike[str], data: Any) -> None:

@@ -26,6 +26,7 @@ import pytest
 
 from reuse.core.dataflow import parse_dataflow
 from reuse.runtime.accounting import copies
+from reuse.runtime.common.files import read_batches
 from reuse.runtime.measure import output_gaps
 from reuse.testing import journal_kinds, rerun_outputs, riot_flows
 
@@ -72,20 +73,8 @@ def _executors(worker_pid: int) -> list[psutil.Process]:
 
 
 def _two_shard_batches(root: Path) -> list[dict[str, Any]]:
-    """The batches (``batches.jsonl``) whose two shards both ran, a line being written aside."""
-    out = []
-    try:
-        lines = (root / "batches.jsonl").read_text().splitlines()
-    except FileNotFoundError:
-        return out
-    for line in lines:
-        try:
-            b = json.loads(line)
-        except ValueError:
-            continue
-        if len(b["shard_exec"]) == 2:
-            out.append(b)
-    return out
+    """The logged batches whose two shards both ran."""
+    return [b for b in read_batches(root) if len(b["shard_exec"]) == 2]
 
 
 def test_replicas_on_two_workers_outlive_a_killed_executor(spark: Any, tmp_path: Path) -> None:
