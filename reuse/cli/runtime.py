@@ -49,7 +49,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                     cluster_dir=args.cluster_dir, bus=args.bus, rate=args.rate,
                     trigger_s=args.trigger_seconds, pi_iterations=args.pi_iterations,
                     defrag_every=args.defrag_every, warmup_s=args.warmup_seconds,
-                    data_dir=args.data_dir,
+                    data_dir=args.data_dir, source=args.source,
                     check=not args.no_check)
     write_rows(rows, args.out)
     _report(rows, args.out, f"run dir {root}; {label}")
@@ -134,6 +134,10 @@ def add_parsers(subparsers: Any) -> None:
     r.add_argument("--cluster-dir", default=str(DEFAULT_DIR),
                    help="PID folder of a local standalone cluster (for CPU measurement)")
     r.add_argument("--bus", default="file", choices=["file", "redis"])
+    r.add_argument("--source", default="replay", metavar="replay|mqtt://HOST:PORT",
+                   help="where the sources' events come from: generated replay (default), or "
+                        "an MQTT broker that `reuse publish` feeds (shared query only; its "
+                        "events go through a Redis of the run's own)")
     r.add_argument("--rate", type=float, default=10.0, help="events/s per source")
     r.add_argument("--trigger-seconds", type=float, default=2.0)
     r.add_argument("--pi-iterations", type=int, default=1600,

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from reuse.runtime import SparkRuntimeError
 from reuse.runtime.common.execution import build_task, digest, parents_first, source_event
 from reuse.runtime.common.files import safe_name
 from reuse.runtime.common.planners import stream_events_name
@@ -54,10 +55,15 @@ def reference_records(ledger: Mapping[str, Any], upto: int) -> dict[str, Counter
                 if tasks[rid]["kind"] == "task"}
     out: dict[str, Counter[Key]] = {t: Counter() for t in order
                                     if tasks[t]["kind"] == "sink" or t in recorded}
+    delivered = _recorded(ledger)
     for seq in range(lo, upto):
-        src_ev = {topic: source_event(name, typ, seq, int(ledger["t0"]), float(ledger["rate"]),
-                                      ledger["data_dir"])
-                  for topic, (name, typ) in src_of.items()}
+        if delivered is None:
+            src_ev = {topic: source_event(name, typ, seq, int(ledger["t0"]),
+                                          float(ledger["rate"]), ledger["data_dir"])
+                      for topic, (name, typ) in src_of.items()}
+        else:  # a broker-fed run: the events the bus recorded (a seq never delivered: none)
+            src_ev = {topic: ev for topic, (name, _) in src_of.items()
+                      if (ev := delivered.get(name, {}).get(seq)) is not None}
         outs: dict[str, list[dict[str, Any]]] = {}
         for t in order:
             info = tasks[t]
@@ -68,7 +74,8 @@ def reference_records(ledger: Mapping[str, Any], upto: int) -> dict[str, Counter
             inputs: list[dict[str, Any]] = []
             for p in info["parents"]:
                 if tasks[p]["kind"] == "source":
-                    inputs.append(json.loads(json.dumps(src_ev[tasks[p]["topic"]])))
+                    if tasks[p]["topic"] in src_ev:
+                        inputs.append(json.loads(json.dumps(src_ev[tasks[p]["topic"]])))
                 else:
                     inputs.extend(outs[p])
             res: list[dict[str, Any]] = []
@@ -84,6 +91,18 @@ def reference_records(ledger: Mapping[str, Any], upto: int) -> dict[str, Counter
                             out[t][(o["seq"], digest(o))] += 1
             outs[t] = res
     return out
+
+
+def _recorded(ledger: Mapping[str, Any]) -> dict[str, dict[int, dict[str, Any]]] | None:
+    """The source events of a broker-fed run (``None``: the run replayed its sources)."""
+    src = ledger.get("source") or {}
+    if src.get("kind", "replay") == "replay":
+        return None
+    from reuse.runtime.dataplane.broker_feed import load_recorded
+
+    if not src.get("recorded"):
+        raise SparkRuntimeError("a broker-fed run's ledger names no recorded source events")
+    return load_recorded(src["recorded"])
 
 
 def observed_records(root: str | os.PathLike[str], sink_task: str) -> list[dict[str, Any]]:

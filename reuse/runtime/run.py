@@ -46,7 +46,7 @@ CSV_COLUMNS = ["step", "op", "dag", "running_tasks", "paused_tasks", "replica_ta
                "cores_steady", "p50_latency_ms", "p99_latency_ms", "events_in", "events_out",
                "lost", "duplicated", "cut", "op_seconds", "cpu_driver", "cpu_jvm",
                "cpu_python_workers", "cpu_other", "failures", "gap_s", "max_lag_events",
-               "throttled"]
+               "throttled", "malformed"]
 
 
 def _progress(msg: str) -> None:
@@ -184,6 +184,7 @@ def _measure_step(runtime: Any, meter: CpuMeter, tail: SinkTail, step_seconds: f
     died in this step (a resumed run measures the step again)."""
     cpu0 = meter.total(by_category=True)
     failed0 = len(getattr(runtime, "failures", ()))
+    malformed0 = _malformed(runtime)
     take_lag = getattr(runtime, "take_lag", None)  # query-per-DAG engines only
     if take_lag is not None:
         take_lag()  # forget what the previous step saw
@@ -223,7 +224,17 @@ def _measure_step(runtime: Any, meter: CpuMeter, tail: SinkTail, step_seconds: f
                                    if k not in ("driver", "jvm", "python-worker")), 3),
             "failures": died + len(getattr(runtime, "failures", ())) - failed0,
             "gap_s": None, "max_lag_events": lag, "throttled": throttled,
+            "malformed": None if malformed0 is None else (_malformed(runtime) or 0) - malformed0,
             "t_start_ms": round(t0 * 1000), "t_end_ms": round(t1 * 1000)}
+
+
+def _malformed(runtime: Any) -> int | None:
+    """Malformed messages received so far on a broker-fed run (``None``: replay); per topic
+    they are in the ledger (``source.counts``)."""
+    broker = getattr(runtime, "broker", None)
+    if broker is None:
+        return None
+    return sum(c.malformed for c in broker.counts().values())
 
 
 def _finish_step(row: dict[str, Any], mark: int, rows: list[dict[str, Any]],
@@ -317,7 +328,8 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
              pi_iterations: int = 1600, defrag_every: int = 0, warmup_s: float = 10.0,
              data_dir: str | os.PathLike[str] | None = None, check: bool = True,
              progress: Callable[[str], None] | None = _progress,
-             resume: JournalState | None = None) -> list[dict[str, Any]]:
+             resume: JournalState | None = None, source: str = "replay",
+             ) -> list[dict[str, Any]]:
     """Set up a session, bus and CPU meter, replay ``ops`` live (:func:`run_trace`), tear down.
 
     On the shared query the run is journaled in ``root`` (:mod:`reuse.runtime.journal`), so a
@@ -349,6 +361,16 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
         pol = LIVE_MODES[policy] if policy in LIVE_MODES else Policy.of(policy)
     else:
         pol = policy or Policy.of(mode, merge, unmerge or "pause", default_sources)
+    if source != "replay":
+        from reuse.runtime.dataplane.mqtt import parse_broker_url
+
+        _reachable(parse_broker_url(source))  # a one-line error before any JVM starts
+        if pol.engine != "inplace":
+            raise SparkRuntimeError(f"--source {source} needs the shared query (--merge "
+                                    f"inplace), not {pol.label}")
+        if resume is not None:
+            raise SparkRuntimeError("a broker-fed run cannot be resumed (the ingest's "
+                                    "messages in flight died with the driver)")
     if k_safe and pol.engine != "inplace":
         raise SparkRuntimeError(f"--k-safe needs the shared query (--merge inplace), not "
                                 f"{pol.label}: a query per partial DAG cannot hold a replica")
@@ -391,8 +413,10 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
                 rt = InplaceRuntime(spark, root, mode=pol.mode.value, shards=shards, rate=rate,
                                     trigger_s=trigger_s, pi_iterations=pi_iterations,
                                     data_dir=dd, max_events=max_events, k_safe=k_safe,
-                                    replicate_min_users=replicate_min_users,
+                                    replicate_min_users=replicate_min_users, source=source,
                                     t0_ms=None if resume is None else int(resume.start["t0"]))
+                if rt.broker is not None:
+                    meter.add_roots(rt.broker.pids)
                 if resume is not None:
                     rt.replay(resume.ops, dict(flows), start_seq=int(resume.start["start_seq"]))
                 journal: RunJournal | None = RunJournal(root)
@@ -403,7 +427,7 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
                           "rate": rate, "trigger_s": trigger_s, "pi_iterations": pi_iterations,
                           "data_dir": rt.data_dir, "master": master, "check": check,
                           "defrag_every": defrag_every, "k_safe": k_safe,
-                          "replicate_min_users": replicate_min_users}
+                          "replicate_min_users": replicate_min_users, "source": source}
             else:
                 rt = Runtime(spark, root, mode=pol.mode.value, unmerge=pol.unmerge.value,
                              merge=pol.merge.value, rate=rate, trigger_s=trigger_s,
@@ -424,6 +448,19 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
     finally:
         if broker is not None:
             broker.stop()
+
+
+def _reachable(broker: Any) -> None:
+    """Raise the one-line :class:`~reuse.runtime.dataplane.mqtt.MqttError` of a broker that
+    accepts no connection (checked before a Spark session is started for nothing)."""
+    import socket
+
+    from reuse.runtime.dataplane.mqtt import connect_error
+
+    try:
+        socket.create_connection((broker.host, broker.port), timeout=5).close()
+    except OSError as exc:
+        raise connect_error(broker, exc) from None
 
 
 def _local_cores(master: str) -> int | None:
@@ -469,7 +506,8 @@ def resume_run(root: str | os.PathLike[str], *, ui: bool = False,
                   "trigger_s": float(p["trigger_s"]), "pi_iterations": int(p["pi_iterations"]),
                   "defrag_every": int(p["defrag_every"]), "data_dir": str(p["data_dir"]),
                   "check": bool(p["check"]), "k_safe": int(p.get("k_safe", 0)),
-                  "replicate_min_users": int(p.get("replicate_min_users", 2))}
+                  "replicate_min_users": int(p.get("replicate_min_users", 2)),
+                  "source": str(p.get("source", "replay"))}
     except (KeyError, TypeError, ValueError) as exc:
         from reuse.core.errors import StateError
 

@@ -11,6 +11,7 @@ import pytest
 from reuse.runtime.dataplane.bus import Bus, FileBus
 from reuse.testing import (
     missing,
+    mqtt_broker,  # noqa: F401 - re-exported fixture
     spark,  # noqa: F401 - re-exported fixture
 )
 

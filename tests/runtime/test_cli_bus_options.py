@@ -42,5 +42,26 @@ def test_bus_max_events_reaches_live_run_and_lag_is_reported(
     assert seen["bus_max_events"] == 500
     assert "max consumer lag 321 events" in capsys.readouterr().out
     row = next(csv.DictReader(out.open()))
-    assert list(row) == CSV_COLUMNS and CSV_COLUMNS[-2:] == ["max_lag_events", "throttled"]
+    assert list(row) == CSV_COLUMNS and CSV_COLUMNS[-3:] == ["max_lag_events", "throttled", "malformed"]
     assert (row["max_lag_events"], row["throttled"]) == ("321", "1")
+
+
+def test_run_with_no_broker_is_one_line(tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """A broker that is down: a one-line error before any Spark session, exit 2."""
+    import socket
+
+    dags = tmp_path / "dags"
+    write_dags([d for d in build_dataflows(riotbench_dir()) if d["id"] == "etl-sys"], dags)
+    trace = tmp_path / "trace.json"
+    trace.write_text(json.dumps({"ops": [{"op": "submit", "dag": "etl-sys"}]}))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nobody listens there
+    rc = main(["run", "--dags", str(dags), "--trace", str(trace), "--source",
+               f"mqtt://127.0.0.1:{port}", "--out", str(tmp_path / "x.csv"),
+               "--root", str(tmp_path / "r")])
+    err = capsys.readouterr().err.strip()
+    assert rc != 0 and "\n" not in err and "Traceback" not in err
+    assert f"no MQTT broker at mqtt://127.0.0.1:{port}" in err
+    assert not (tmp_path / "x.csv").exists()

@@ -214,12 +214,16 @@ class _TickReader(DataSourceStreamReader):
         self.limit = int(options.get("limit", "-1"))
         self.shards = int(options.get("shards", "1"))
         self.max_events = int(options.get("max_events", "0"))
+        self.ready_file = options.get("ready_file", "")
 
     def initialOffset(self) -> dict:
         return {"seq": self.start}
 
     def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:
         lo = None if start is None else int(start["seq"])
+        if self.ready_file:
+            return {"seq": ready_offset(self.ready_file, self.start if lo is None else lo,
+                                        limit=self.limit, max_events=self.max_events)}
         return {"seq": next_offset(self.t0, self.rate, limit=self.limit, start=lo,
                                    max_events=self.max_events)}
 
@@ -236,13 +240,41 @@ class _TickReader(DataSourceStreamReader):
         pass
 
 
+def ready_offset(path: str, lo: int, *, limit: int = -1, max_events: int = 0) -> int:
+    """The end of the next range of a broker-fed shared query: the ``seq`` the driver wrote to
+    ``path`` as claimable (:func:`reuse.runtime.dataplane.broker_feed.ready_seq`), never below
+    ``lo``, at most ``max_events`` past it (0: no bound) and at most ``limit`` (-1: none).
+
+    >>> import os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "ready")
+    >>> ready_offset(p, 5)  # nothing written yet
+    5
+    >>> _ = open(p, "w").write("50")
+    >>> ready_offset(p, 5), ready_offset(p, 5, max_events=10), ready_offset(p, 60)
+    (50, 15, 60)
+    """
+    try:
+        with open(path, encoding="utf-8") as fh:
+            ready = int(fh.read().strip() or lo)
+    except (FileNotFoundError, ValueError):
+        ready = lo
+    hi = max(lo, ready)
+    if max_events > 0:
+        hi = min(hi, lo + max_events)
+    if limit >= 0:
+        hi = min(hi, max(lo, limit))
+    return hi
+
+
 class TickDataSource(DataSource):
     """``spark.readStream.format("reusetick")``: per batch, one row ``(shard, lo, hi)`` per shard.
 
     ``[lo, hi)`` is the range of source ``seq`` whose nominal emit time has passed since the last
     batch (at most ``max_events`` of them when that is set, so a backlog is worked off in
     bounded batches). Options: ``t0`` (ms), ``rate`` (events/s per source), ``start``,
-    ``limit`` (-1 = never), ``shards``, ``max_events`` (0 = no bound).
+    ``limit`` (-1 = never), ``shards``, ``max_events`` (0 = no bound). With ``ready_file`` (a
+    broker-fed run) the range ends where the driver says the sources' events have arrived
+    (:func:`ready_offset`), not at the clock.
     """
 
     @classmethod

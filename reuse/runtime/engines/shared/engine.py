@@ -62,7 +62,7 @@ from reuse.core.paths import riotbench_dir
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.common.execution import emitted_bound
 from reuse.runtime.common.files import write_json
-from reuse.runtime.common.planners import Planner, make_planner
+from reuse.runtime.common.planners import Planner, make_planner, stream_events_name
 from reuse.runtime.common.policy import Policy
 from reuse.runtime.common.recovery import Failures, start_with_retries
 from reuse.runtime.common.states import BatchStates
@@ -73,6 +73,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
+
+    from reuse.runtime.engines.shared.broker_input import BrokerInput
 
 __all__ = ["InplaceRuntime", "ShardHandler"]
 
@@ -113,12 +115,17 @@ def executor_id() -> str:
 
 
 def _worker(epoch: Epoch, states: dict[str, Any], opts: dict[str, Any], t0: int, rate: float,
-            sinks_dir: str, key: str,
+            sinks_dir: str, key: str, feed: dict[str, str] | None = None,
+            cursors: dict[str, str] | None = None,
             ) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
     """The shards' work, run by Spark's Python workers. Each shard writes its sink records
     itself (``<sinks_dir>/<task>/<key>.jsonl``, atomically, under a name fixed by the batch, so a
     re-run overwrites): moving them through Spark to the driver cost more than the tasks.
-    The run directory must therefore be reachable from the executors, as on one machine."""
+    The run directory must therefore be reachable from the executors, as on one machine.
+
+    ``feed`` (a broker-fed run): the bus spec the source events are read from, each source's
+    from its saved cursor (``cursors``); each shard returns the new cursors (rows of kind
+    ``cursor``), the same in every shard that read the source."""
     shards = epoch.shards
 
     def fn(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
@@ -134,7 +141,11 @@ def _worker(epoch: Epoch, states: dict[str, Any], opts: dict[str, Any], t0: int,
                 if not tasks:
                     continue
                 mine = {t["id"]: states[t["id"]] for t in tasks if t["id"] in states}
-                res = run_shard(tasks, int(lo), int(hi), mine, opts, t0=t0, rate=rate)
+                read = _bus_reader(feed, cursors or {}, int(lo), int(hi)) if feed else None
+                res = run_shard(tasks, int(lo), int(hi), mine, opts, t0=t0, rate=rate,
+                                feed=read)
+                if read is not None:
+                    rows += [(int(shard), "cursor", s, c) for s, c in read.cursors().items()]
                 for task, lines in res["sinks"].items():
                     write_records(sinks_dir, task, key, "\n".join(lines) + "\n")
                 rows += encode_rows(int(shard), {**res, "sinks": {}}, int(lo), int(hi))
@@ -142,6 +153,33 @@ def _worker(epoch: Epoch, states: dict[str, Any], opts: dict[str, Any], t0: int,
         yield pd.DataFrame(rows, columns=["shard", "kind", "name", "text"])
 
     return fn
+
+
+class _BusReader:
+    """One shard's source events for one batch ``[lo, hi)``, read once per source from the
+    bus (:func:`~reuse.runtime.dataplane.broker_feed.read_events`) and cut to each task's
+    window; every task gets its own copies."""
+
+    def __init__(self, bus: Any, cursors: dict[str, str], lo: int, hi: int) -> None:
+        self.bus, self.after, self.lo, self.hi = bus, cursors, lo, hi
+        self.read: dict[str, tuple[list[dict[str, Any]], str]] = {}
+
+    def __call__(self, source: str, a: int, b: int) -> list[dict[str, Any]]:
+        from reuse.runtime.dataplane.broker_feed import read_events
+
+        if source not in self.read:
+            self.read[source] = read_events(self.bus, source, self.after.get(source, ""),
+                                            self.lo, self.hi)
+        return [dict(e) for e in self.read[source][0] if a <= e["seq"] < b]
+
+    def cursors(self) -> dict[str, str]:
+        return {s: cur for s, (_, cur) in self.read.items()}
+
+
+def _bus_reader(feed: dict[str, str], cursors: dict[str, str], lo: int, hi: int) -> _BusReader:
+    from reuse.runtime.dataplane.bus import make_bus
+
+    return _BusReader(make_bus(feed), cursors, lo, hi)
 
 
 class ShardHandler:
@@ -187,6 +225,8 @@ class ShardHandler:
             epoch = self.engine.deployment.claim(lo, hi)
         before = self.states.before(batch_id) or {}
         states = seed_replicas(epoch, dict(before.get("tasks", {})), lo)
+        cursors: dict[str, str] = dict(before.get("cursors", {}))
+        feed = self.engine.broker.spec if self.engine.broker is not None else None
         new_states: dict[str, Any] = {}
         shard_exec: dict[int, str] = {}
         cpu: dict[str, float] = {}
@@ -195,11 +235,14 @@ class ShardHandler:
         if not epoch.empty and hi > lo:
             key = f"{self.engine.launch:06d}-{batch_id:09d}"
             rows = df.mapInPandas(_worker(epoch, states, self.engine.opts, self.engine.t0,
-                                          self.engine.rate, str(self.root / "sinks"), key),
+                                          self.engine.rate, str(self.root / "sinks"), key,
+                                          feed, dict(cursors)),
                                   "shard int, kind string, name string, text string").collect()
             for shard, kind, name, text in rows:
                 if kind == "state":
                     new_states.update(json.loads(text))
+                elif kind == "cursor":
+                    cursors[name] = text
                 elif kind == "exec":
                     shard_exec[int(shard)] = name
                 else:
@@ -208,7 +251,7 @@ class ShardHandler:
                     shard_cpu[int(shard)] = sum(st["cpu"].values())
                     events += int(st["events"])
         self.states.save(batch_id, {"tasks": new_states, "lo": lo, "hi": hi,
-                                    "version": epoch.version})
+                                    "version": epoch.version, "cursors": cursors})
         self.processed = max(self.processed, hi)
         self.batches += 1
         self.engine.observe(cpu, hi - lo)
@@ -260,8 +303,9 @@ class InplaceRuntime:
                  data_dir: str | None = None, pi_iterations: int = 1600,
                  t0_ms: int | None = None, limit: int | None = None, record: str = "digest",
                  max_events: int | None = None, rebalance_s: float = 10.0,
-                 k_safe: int = 0, replicate_min_users: int = 2,
-                 **_ignored: Any) -> None:
+                 k_safe: int = 0, replicate_min_users: int = 2, source: str = "replay",
+                 bus_url: str | None = None, first_message_s: float = 30.0,
+                 stall_s: float = 30.0, **_ignored: Any) -> None:
         self.policy = Policy.of(mode, "inplace")
         self.mode, self.merge, self.unmerge = (self.policy.mode.value, "inplace", "free")
         self.spark = spark
@@ -306,6 +350,26 @@ class InplaceRuntime:
         # restarts from the checkpoint, and when to give up (reuse.runtime.common.recovery)
         self.failures = Failures()
         self._replaying = False
+        self.source = source
+        self.broker: BrokerInput | None = None
+        if source != "replay":
+            from reuse.runtime.engines.shared.broker_input import BrokerInput
+
+            self.broker = BrokerInput(self.root, source, needed=self._needed, bus_url=bus_url,
+                                      tick_s=min(0.2, self.trigger_s / 4),
+                                      first_message_s=first_message_s, stall_s=stall_s)
+
+    def _needed(self) -> dict[str, int]:
+        """Source stream -> the first ``seq`` a live source task reads it from (broker-fed
+        runs: what a batch must wait for)."""
+        with self.lock:
+            frontier = self.deployment.frontier
+            out: dict[str, int] = {}
+            for t in self.deployment.tasks.values():
+                if t.kind == "source" and (t.end is None or t.end > frontier):
+                    s = stream_events_name(t.stream)
+                    out[s] = min(out.get(s, t.start), t.start)
+            return out
 
     def _weight(self, t: Any) -> float:
         """A task's load: its measured CPU per seq, else its type's, else one unit's worth
@@ -333,7 +397,9 @@ class InplaceRuntime:
     # --- clock and cuts --------------------------------------------------------------------------
 
     def bound(self) -> int:
-        """Largest source ``seq`` emitted so far (nominally)."""
+        """Largest source ``seq`` emitted so far (nominally; on a broker-fed run, received)."""
+        if self.broker is not None:
+            return self.broker.bound()
         return emitted_bound(self.t0, self.rate)
 
     def _cut(self, at: int | None, what: str) -> int:
@@ -359,6 +425,8 @@ class InplaceRuntime:
 
     def _ensure_query(self) -> None:
         if self.query is None and not self._replaying:
+            if self.broker is not None:
+                self.broker.wait_first()
             self.start_seq = max(0, self.bound() + 1)
             self._start_query()
 
@@ -366,6 +434,9 @@ class InplaceRuntime:
         opts = {"t0": str(self.t0), "rate": str(self.rate), "start": str(self.start_seq),
                 "limit": str(self.limit if self.limit is not None else -1),
                 "shards": str(self.shards), "max_events": str(self.max_events)}
+        if self.broker is not None:
+            opts["ready_file"] = str(self.broker.ready_file)
+            self.broker.start(self.start_seq)
         self.handler = ShardHandler(self)
         df = self.spark.readStream.format("reusetick").options(**opts).load()
         self.query = (df.writeStream.foreachBatch(self.handler).queryName(QUERY)
@@ -385,6 +456,9 @@ class InplaceRuntime:
         if self.query is not None:
             raise SparkRuntimeError("replay needs an engine whose query has not started",
                                     task=QUERY)
+        if self.broker is not None:
+            raise SparkRuntimeError("a broker-fed run cannot be resumed (the ingest's "
+                                    "messages in flight died with the driver)", task=QUERY)
         self.start_seq = int(start_seq)
         ops = list(ops)
         self._replaying = True
@@ -496,6 +570,8 @@ class InplaceRuntime:
         rebalance the shards by measured CPU (one move at most, at the frontier)."""
         if self.query is None:
             return
+        if self.broker is not None:
+            self.broker.check()
         if self.rebalance_s > 0 and time.time() - self._balanced_at > self.rebalance_s:
             self._balanced_at = time.time()
             with self.lock:
@@ -549,7 +625,16 @@ class InplaceRuntime:
                 "replica_tasks": replicas}
 
     def ledger(self) -> dict[str, Any]:
-        return {"mode": self.mode, "unmerge": self.unmerge, "merge": self.merge,
+        source: dict[str, Any] = {"kind": "replay"}
+        if self.broker is not None:
+            upto = self.handler.processed if self.handler is not None else 0
+            source = {"kind": "mqtt", "broker": str(self.broker.url),
+                      "counts": {t: c.to_dict() for t, c in self.broker.counts().items()}}
+            if self.broker.open:
+                source["recorded"] = str(self.broker.record(upto))
+            elif (self.root / "recorded").is_dir():
+                source["recorded"] = str(self.root / "recorded")
+        return {"mode": self.mode, "source": source, "unmerge": self.unmerge, "merge": self.merge,
                 "engine": "inplace", "shards": self.shards, "t0": self.t0, "rate": self.rate,
                 "limit": self.limit, "data_dir": self.data_dir, "opts": self.opts,
                 "tasks": self.tasks, "dags": self.dags, "log": self.log,
@@ -573,6 +658,8 @@ class InplaceRuntime:
             except Exception:  # noqa: BLE001 - best effort
                 pass
         self.save_ledger()
+        if self.broker is not None:
+            self.broker.close()
         if clean:
             import shutil
 

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reuse.runtime.common.execution import cached_task, record, record_line, source_event
+from reuse.runtime.common.planners import stream_events_name
 
 if TYPE_CHECKING:
     from reuse.runtime.engines.shared.deploy import Epoch
@@ -29,10 +30,15 @@ __all__ = ["run_shard", "seed_replicas"]
 
 def run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
               states: Mapping[str, Any], opts: Mapping[str, Any], *, t0: int, rate: float,
-              now_ms: Callable[[], float] | None = None) -> dict[str, Any]:
+              now_ms: Callable[[], float] | None = None,
+              feed: Callable[[str, int, int], list[dict[str, Any]]] | None = None,
+              ) -> dict[str, Any]:
     """Run ``tasks`` (parents first, as :meth:`Deployment.snapshot` lists them) over ``[lo, hi)``.
 
-    Each task takes the events with ``max(lo, start) <= seq < min(hi, end)``.
+    Each task takes the events with ``max(lo, start) <= seq < min(hi, end)``. A source task's
+    events are generated from the replay, or, with ``feed``, are ``feed(stream, a, b)``: the
+    events of the stream with ``a <= seq < b`` that a broker delivered
+    (:func:`reuse.runtime.dataplane.broker_feed.read_events`).
 
     Returns
     -------
@@ -59,8 +65,11 @@ def run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
             if a >= b:  # outside its window in this batch: no events, no CPU to bill
                 outputs[tid] = []
                 continue
-            outputs[tid] = [source_event(t["stream"], t["type"], seq, t0, rate, data_dir)
-                            for seq in range(a, b)]
+            if feed is not None:
+                outputs[tid] = feed(stream_events_name(t["stream"]), a, b)
+            else:
+                outputs[tid] = [source_event(t["stream"], t["type"], seq, t0, rate, data_dir)
+                                for seq in range(a, b)]
             generated += len(outputs[tid])
             cpu[tid] = time.process_time() - c0
             continue

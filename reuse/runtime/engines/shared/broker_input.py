@@ -1,0 +1,226 @@
+"""The shared query fed by an MQTT broker (``source="mqtt://host:port"``): the driver's side.
+
+:class:`BrokerInput` owns what a broker-fed run adds to the engine, so the engine itself only
+asks it four things: the largest ``seq`` arrived (the engine's clock, :meth:`bound`), where the
+shards read (:attr:`spec`, a bus spec), whether the input has stalled (:meth:`check`), and
+the recorded events for the reference execution (:meth:`record`).
+
+- **The bus.** A Redis of its own, started in ``<root>/redis`` (stopped by :meth:`close`), or the
+  one at ``bus_url``. Redis and not the file bus: the shards read it from the executors, which
+  then need the network, not the driver's disk.
+- **The ingest.** An :class:`~reuse.runtime.dataplane.mqtt.Ingest` subscribed to ``sensors/#``
+  appends each source's messages to ``src:<source>``; malformed and stale messages are counted
+  per topic (:meth:`counts`), never appended.
+- **The ready mark.** A thread writes, every ``tick_s``, the first ``seq`` no batch may claim
+  yet (:func:`~reuse.runtime.dataplane.broker_feed.ready_seq` over the sources the deployment
+  reads) to a file the tick source reads (``ready_file``): a batch claims a range only once
+  all its events are on the bus. The mark never goes back.
+- **Stalls are errors, not silence.** No message at all within ``first_message_s`` of the
+  start, or a source the deployment reads that has had nothing new for ``stall_s`` while the
+  ready mark waits for it, is a one-line :class:`~reuse.runtime.dataplane.mqtt.MqttError`
+  naming the topic (:meth:`check`, called by the engine's ``poll``).
+
+Re-running a batch needs nothing from here: its events are read from the bus by ``seq`` from
+the cursor saved with the states (:mod:`reuse.runtime.dataplane.broker_feed`). What is not
+done: the bus is not trimmed during a run (the reference execution needs the recorded events;
+a 10-minute run at 100 events/s per source holds a few MB per source), and a resumed run
+(``--resume``) cannot be broker-fed (the ingest's in-flight messages died with the driver).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from reuse.runtime.dataplane.broker_feed import RECORDED, dump_recorded, last_seq, ready_seq
+from reuse.runtime.dataplane.bus import Bus, RedisBus
+from reuse.runtime.dataplane.mqtt import (
+    SUBSCRIPTION,
+    Ingest,
+    MqttError,
+    TopicCounts,
+    parse_broker_url,
+    topic_of,
+)
+
+__all__ = ["BrokerInput", "READY"]
+
+#: The ready mark's file name, under the shared query's checkpoint folder.
+READY = "ready"
+
+
+class BrokerInput:
+    """Ingest a broker's sensor topics into a bus and tell the shared query what is claimable.
+
+    Parameters
+    ----------
+    root
+        The run directory (the Redis of its own, the ready mark, the recorded events).
+    broker
+        ``mqtt://host:port``.
+    needed
+        Called (from the mark's thread) for source -> the first ``seq`` the deployment reads it
+        from; the engine answers under its lock.
+    bus_url
+        A Redis to use (``redis://host:port``) instead of starting one.
+    tick_s, first_message_s, stall_s
+        How often the ready mark is written; how long to wait for the first message; how long
+        a needed source may bring nothing new while others do.
+    """
+
+    def __init__(self, root: str | os.PathLike[str], broker: str, *,
+                 needed: Callable[[], Mapping[str, int]], bus_url: str | None = None,
+                 tick_s: float = 0.1, first_message_s: float = 30.0, stall_s: float = 30.0,
+                 ) -> None:
+        self.root = Path(root)
+        self.url = parse_broker_url(broker)
+        self.needed = needed
+        self.tick_s, self.first_message_s, self.stall_s = tick_s, first_message_s, stall_s
+        self.ready_file = self.root / "ckpt" / "shared" / READY
+        self.ready_file.parent.mkdir(parents=True, exist_ok=True)
+        self._redis: Any = None
+        if bus_url is None:
+            from reuse.runtime.dataplane.redis_bus import start_redis
+
+            self._redis = start_redis(self.root / "redis")
+            self.bus: Bus = self._redis.bus()
+        else:
+            self.bus = RedisBus(bus_url)
+        self.ingest = Ingest(self.bus, self.url, flush_s=tick_s)
+        self.ready = -1
+        self._advanced: dict[str, tuple[int, float]] = {}  # source -> (last seq, when it grew)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._failure: BaseException | None = None
+        self._started = time.time()
+        try:
+            self.ingest.start()
+        except BaseException:
+            self._stop_redis()
+            raise
+
+    @property
+    def spec(self) -> dict[str, str]:
+        """Where the shards read the source events (a bus spec, ``make_bus`` rebuilds it)."""
+        return self.bus.spec()
+
+    @property
+    def pids(self) -> list[int]:
+        """The processes of our own (the Redis), for the CPU meter."""
+        return [self._redis.pid] if self._redis is not None else []
+
+    def bound(self) -> int:
+        """The largest ``seq`` received on any topic (``-1``: none): no batch can have seen a
+        larger one, so a cut above it is safe (the engine's clock on a broker-fed run)."""
+        got = [c.last_seq for c in self.ingest.counts().values()]
+        return max(got, default=-1)
+
+    def counts(self) -> dict[str, TopicCounts]:
+        """Per MQTT topic: received, appended, malformed, stale, missed."""
+        return self.ingest.counts()
+
+    def wait_first(self) -> int:
+        """Wait for the first message; returns :meth:`bound`.
+
+        Raises
+        ------
+        MqttError
+            Nothing arrived within ``first_message_s``.
+        """
+        deadline = time.time() + self.first_message_s
+        while self.bound() < 0:
+            if time.time() > deadline:
+                raise MqttError(f"no message on {SUBSCRIPTION} from the broker at {self.url} "
+                                f"within {self.first_message_s:g} s: is a publisher running "
+                                f"(reuse publish --workload riot --broker {self.url})?")
+            time.sleep(0.05)
+        return self.bound()
+
+    @property
+    def open(self) -> bool:
+        """Not closed yet (the bus can be read)."""
+        return not self._stop.is_set()
+
+    def start(self, start_seq: int) -> None:
+        """Write the first ready mark (``start_seq``; a restart never moves it back) and keep
+        it up to date."""
+        self.ready = max(self.ready, start_seq)
+        self._write(self.ready)
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="broker-ready", daemon=True)
+            self._thread.start()
+
+    def _write(self, seq: int) -> None:
+        tmp = self.ready_file.with_name(READY + ".tmp")
+        tmp.write_text(str(seq), encoding="utf-8")
+        os.replace(tmp, self.ready_file)
+
+    def update(self) -> int:
+        """Compute and write the ready mark once; returns it."""
+        needed = dict(self.needed())
+        arrived = {s: last_seq(self.bus, s) for s in needed}
+        now = time.time()
+        for s, q in arrived.items():
+            if s not in self._advanced or q > self._advanced[s][0]:
+                self._advanced[s] = (q, now)
+        floor = self.bound() + 1 if not needed else self.ready
+        mark = max(self.ready, ready_seq(needed, arrived, floor=floor))
+        if mark != self.ready:
+            self.ready = mark
+            self._write(mark)
+        return mark
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.tick_s):
+            try:
+                self.update()
+            except BaseException as exc:  # noqa: BLE001 - reported by check()
+                self._failure = exc
+                return
+
+    def check(self) -> None:
+        """Raise the one-line error of a stalled input (see the module docstring)."""
+        if self._failure is not None:
+            raise MqttError(f"the broker input failed: {self._failure}")
+        now = time.time()
+        ahead = self.bound() + 1 > self.ready  # other topics have what this one lacks
+        waiting = []
+        for s, j in sorted(self.needed().items()):
+            last, since = self._advanced.get(s, (-1, self._started))
+            if ahead and max(j, last + 1) == self.ready and now - since > self.stall_s:
+                waiting.append(s)
+        if waiting:
+            s = waiting[0]
+            last = self._advanced.get(s, (-1, 0.0))[0]
+            seen = "none yet" if last < 0 else f"seq {last}"
+            raise MqttError(f"no new message on {topic_of(s)} for {self.stall_s:g} s (last: "
+                            f"{seen}) while other topics reached seq {self.bound()}: a "
+                            f"dataflow reads source {s}; is it being published?")
+
+    def record(self, upto: int) -> Path:
+        """Write the events the bus holds below ``upto`` to ``<root>/recorded`` (the reference
+        execution's input, :func:`~reuse.runtime.dataplane.broker_feed.load_recorded`)."""
+        folder = self.root / RECORDED
+        sources = {t.split("/", 1)[1] for t in self.ingest.counts()}
+        dump_recorded(self.bus, sources, folder, upto)
+        return folder
+
+    def close(self) -> dict[str, TopicCounts]:
+        """Stop the mark, the ingest and the Redis of our own; the final counts."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+        try:
+            return self.ingest.stop()
+        finally:
+            self._stop_redis()
+
+    def _stop_redis(self) -> None:
+        if self._redis is not None:
+            self._redis.stop()
+            self._redis = None

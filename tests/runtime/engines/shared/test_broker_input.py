@@ -1,0 +1,65 @@
+"""The driver's side of a broker-fed shared query on a real Mosquitto and Redis (no Spark):
+the ready mark follows the sources the deployment reads, and stalls are one-line errors."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from reuse.runtime.dataplane.mqtt import MqttError
+from reuse.runtime.dataplane.publish import Publisher, Stream
+from reuse.runtime.engines.shared.broker_input import BrokerInput
+
+
+def _until(cond, timeout_s: float = 10.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.time() + timeout_s
+    while not cond():
+        assert time.time() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_ready_mark_and_stall(tmp_path: Path, mqtt_broker: str) -> None:
+    pytest.importorskip("redis")
+    needed: dict[str, int] = {}
+    inp = BrokerInput(tmp_path, mqtt_broker, needed=lambda: dict(needed), stall_s=1.0,
+                      first_message_s=10)
+    pub = Publisher(mqtt_broker, [Stream("SYS", "SYS")], rate=50).connect()
+    th = threading.Thread(target=pub.run, daemon=True)
+    try:
+        th.start()
+        start = inp.wait_first() + 1
+        inp.start(start)
+        _until(lambda: inp.ready > start + 20)  # nothing needed: the mark follows arrivals
+        needed["SYS"] = 0
+        mark = inp.ready
+        _until(lambda: inp.ready > mark + 10)
+        assert inp.ready <= inp.bound() + 1  # never past what arrived
+        inp.check()
+        # a dataflow now reads TAXI, which nobody publishes: the mark waits for it, and once
+        # it has waited stall_s while SYS went on, check() says which topic
+        needed["TAXI"] = inp.ready
+        held = inp.ready
+        time.sleep(1.5)
+        assert inp.ready == held
+        with pytest.raises(MqttError, match=r"no new message on sensors/TAXI .*none yet"):
+            inp.check()
+        assert int(inp.ready_file.read_text()) == held
+    finally:
+        pub.halt()
+        th.join(timeout=5)
+        pub.close()
+        counts = inp.close()
+    assert counts["sensors/SYS"].appended > 0 and counts["sensors/SYS"].malformed == 0
+
+
+def test_no_publisher_is_one_line(tmp_path: Path, mqtt_broker: str) -> None:
+    pytest.importorskip("redis")
+    inp = BrokerInput(tmp_path, mqtt_broker, needed=dict, first_message_s=0.5)
+    try:
+        with pytest.raises(MqttError, match="no message on sensors/# .* is a publisher running"):
+            inp.wait_first()
+    finally:
+        inp.close()
