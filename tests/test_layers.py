@@ -32,6 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("reuse.analysis",),
     ("reuse.runtime", "reuse.placement"),
     ("reuse.figures", "reuse.viz"),
+    ("reuse.live",),  # the live engine and its view: runtime below, viz beside
     ("reuse.cli", "reuse.testing"),
     ("reuse", "reuse.__main__"),
 )

@@ -230,6 +230,7 @@ class ShardHandler:
         new_states: dict[str, Any] = {}
         shard_exec: dict[int, str] = {}
         cpu: dict[str, float] = {}
+        taken: dict[str, int] = {}
         shard_cpu: dict[int, float] = {}
         events = 0
         if not epoch.empty and hi > lo:
@@ -248,6 +249,7 @@ class ShardHandler:
                 else:
                     st = json.loads(text)
                     cpu.update(st["cpu"])
+                    taken.update(st.get("counts", {}))
                     shard_cpu[int(shard)] = sum(st["cpu"].values())
                     events += int(st["events"])
         self.states.save(batch_id, {"tasks": new_states, "lo": lo, "hi": hi,
@@ -261,7 +263,8 @@ class ShardHandler:
                  "ms": round(t_start * 1000), "wall_s": round(wall, 4),
                  "driver_cpu_s": round(time.process_time() - c_start, 4),
                  "events": events, "shard_cpu_s": shard_cpu, "shard_exec": shard_exec,
-                 "task_cpu_s": {k: round(v, 6) for k, v in cpu.items()}}
+                 "task_cpu_s": {k: round(v, 6) for k, v in cpu.items()},
+                 "task_events": taken}
         with open(self.root / "batches.jsonl", "a", encoding="utf-8") as fh:
             fh.write(json.dumps(stats, separators=(",", ":")) + "\n")
 

@@ -46,7 +46,8 @@ def run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
         ``sinks``: task -> sink records as JSON lines (sink tasks, and recorded leaf tasks);
         ``states``: the
         new state of every stateful task that is still deployed; ``cpu``: task -> CPU seconds
-        spent in it; ``events``: source events generated.
+        spent in it; ``events``: source events generated; ``counts``: task -> events it took
+        (a source: emitted).
     """
     clock = now_ms or (lambda: time.time() * 1000)
     full = opts.get("record") == "full"
@@ -55,6 +56,7 @@ def run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
     sinks: dict[str, list[str]] = {}
     new_states: dict[str, Any] = {}
     cpu: dict[str, float] = {}
+    counts: dict[str, int] = {}  # task -> events it took in this batch
     generated = 0
     for t in tasks:
         tid = t["id"]
@@ -71,6 +73,7 @@ def run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
                 outputs[tid] = [source_event(t["stream"], t["type"], seq, t0, rate, data_dir)
                                 for seq in range(a, b)]
             generated += len(outputs[tid])
+            counts[tid] = len(outputs[tid])
             cpu[tid] = time.process_time() - c0
             continue
         task = cached_task(t, opts, states.get(tid))
@@ -86,9 +89,11 @@ def run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
         out: list[dict[str, Any]] = []
         recs: list[str] = []
         is_sink = t["kind"] == "sink"
+        taken = 0
         for ev in merged:
             if not a <= ev["seq"] < b:
                 continue
+            taken += 1
             res = task.process(ev)
             if is_sink:
                 recs.append(_line(ev, clock(), full))
@@ -102,8 +107,10 @@ def run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
             sinks[tid] = recs
         if task.stateful:
             new_states[tid] = task.get_state()
+        counts[tid] = taken
         cpu[tid] = time.process_time() - c0
-    return {"sinks": sinks, "states": new_states, "cpu": cpu, "events": generated}
+    return {"sinks": sinks, "states": new_states, "cpu": cpu, "events": generated,
+            "counts": counts}
 
 
 def _line(ev: Mapping[str, Any], now: float, full: bool) -> str:
@@ -118,7 +125,8 @@ def encode_rows(shard: int, res: Mapping[str, Any], lo: int, hi: int,
     rows = [(shard, "sink", k, "\n".join(v) + "\n") for k, v in res["sinks"].items()]
     rows.append((shard, "state", "", json.dumps(res["states"], separators=(",", ":"))))
     rows.append((shard, "stats", "", json.dumps(
-        {"cpu": res["cpu"], "events": res["events"], "lo": lo, "hi": hi}, separators=(",", ":"))))
+        {"cpu": res["cpu"], "events": res["events"], "lo": lo, "hi": hi,
+         "counts": res.get("counts", {})}, separators=(",", ":"))))
     return rows
 
 

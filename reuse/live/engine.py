@@ -1,0 +1,348 @@
+"""The live engine: one Python object a notebook, the CLI or a script drives (issue 23).
+
+::
+
+    from reuse.live import Engine
+    eng = Engine(master="local[2]", source="mqtt://127.0.0.1:1883")  # or source="replay"
+    eng.submit(flow)          # a Dataflow, a dataflow JSON file, or a dict
+    eng.remove("D3")
+    eng.metrics()             # per task: events/s, cores, CPU share, users, shard; latency
+    eng.outputs("D3", n=10)   # its sinks' latest outputs
+    eng.view()                # the visualizer, bound to this engine
+    eng.stop()                # nothing left running
+
+It wraps the shared-query engine (:class:`~reuse.runtime.engines.shared.engine.InplaceRuntime`,
+the one the batch uses) with what interactive use needs:
+
+- **Safe from a notebook while batches run.** A background thread polls the engine (failure
+  recovery, rebalancing) every ``poll_s``; every call takes the same lock, so a submit never
+  interleaves with a poll. A failure the engine cannot recover from (or a stalled broker input)
+  does not kill the kernel: it is kept in :attr:`Engine.errors` and shown by the view, and the
+  next call raises it.
+- **Bad input changes nothing.** A dataflow that does not parse, or is already submitted, is a
+  one-line :class:`~reuse.core.errors.ReuseError` naming the file or dataflow, raised before the
+  engine is touched (the planner refuses before it changes state).
+- **Outputs are kept whole.** Sinks record the full output events (``record="full"``), so
+  :meth:`Engine.outputs` can show them, not only digests.
+- **stop leaves nothing running**: the polling thread, the streaming query, the broker ingest
+  and its Redis, and the Spark session when this engine started it.
+
+:func:`reuse.runtime.run.run_trace` still drives the engine object for the batch (a prepared
+trace, per-step rows); :meth:`Engine.run_trace` runs such a trace on this engine.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from reuse.core.dataflow import Dataflow, parse_dataflow
+from reuse.core.errors import ReuseError
+from reuse.core.traces import Op
+from reuse.live.metrics import cores_series, latency, recent_records, task_table
+from reuse.runtime.common.files import read_batches
+
+if TYPE_CHECKING:
+    from reuse.live.view import LiveView
+
+__all__ = ["Engine", "as_dataflow"]
+
+
+def as_dataflow(flow: Dataflow | str | Path | Mapping[str, Any]) -> Dataflow:
+    """A dataflow from what a user has: a :class:`Dataflow`, a JSON file's path, or a dict.
+
+    Raises
+    ------
+    ReuseError
+        A file that is missing or not JSON, or a dataflow that does not check (the error names
+        the file, dataflow and task).
+    """
+    if isinstance(flow, Dataflow):
+        return flow
+    if isinstance(flow, (str, Path)):
+        path = Path(flow)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ReuseError("no such dataflow file", file=str(path)) from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ReuseError(f"is not JSON ({exc})", file=str(path)) from None
+        try:
+            return parse_dataflow(data)
+        except ReuseError as exc:
+            exc.file = exc.file or str(path)
+            raise
+    if isinstance(flow, Mapping):
+        return parse_dataflow(dict(flow))
+    raise ReuseError(f"cannot submit a {type(flow).__name__}: give a Dataflow, a JSON file "
+                     "or a dict")
+
+
+class Engine:
+    """A running shared-query engine you submit to and remove from, live.
+
+    Parameters
+    ----------
+    master
+        Spark master (``local[2]``, or ``spark://host:port``); an active session is used as is.
+    source
+        ``"replay"`` (generated RIoTBench replay, paced at ``rate``) or ``"mqtt://host:port"``
+        (what a publisher sends, see ``reuse publish``).
+    mode
+        ``"reuse"`` or ``"default"``.
+    root
+        Run directory (default: a new temporary one).
+    rate, trigger_s, shards, data_dir
+        As for :class:`~reuse.runtime.engines.shared.engine.InplaceRuntime` (``rate``: events/s
+        per source of the replay; with a broker, what the publisher is expected to send).
+    poll_s
+        How often the background thread polls the engine and samples its CPU.
+    workload
+        The dataflows the view's picker offers (a registry name; ``None``: none).
+    """
+
+    def __init__(self, master: str = "local[2]", source: str = "replay", *,
+                 mode: str = "reuse", root: str | Path | None = None, rate: float = 10.0,
+                 trigger_s: float = 2.0, shards: int | None = None,
+                 data_dir: str | Path | None = None, poll_s: float = 0.5,
+                 workload: str | None = "riot", **engine_kwargs: Any) -> None:
+        from pyspark.sql import SparkSession
+
+        from reuse.runtime.engines.shared.engine import InplaceRuntime
+        from reuse.runtime.measure import CpuMeter
+        from reuse.runtime.session import get_session
+
+        self.root = Path(root) if root is not None else Path(tempfile.mkdtemp(prefix="reuse-live-"))
+        self.workload = workload
+        self.poll_s = poll_s
+        self._owned = SparkSession.getActiveSession() is None
+        self.spark = get_session(master)
+        self.lock = threading.RLock()
+        self.flows: dict[str, Dataflow] = {}
+        self.ops: list[Op] = []
+        self.errors: list[str] = []
+        self._cpu: list[tuple[float, float]] = []
+        self._stop = threading.Event()
+        self._paused = threading.Event()  # run_trace polls itself
+        self._thread: threading.Thread | None = None
+        self.meter = CpuMeter()
+        try:
+            self.runtime = InplaceRuntime(
+                self.spark, self.root, mode=mode, shards=shards, rate=rate, trigger_s=trigger_s,
+                data_dir=None if data_dir is None else str(data_dir), record="full",
+                source=source, **engine_kwargs)
+        except BaseException:
+            self._stop_session()
+            raise
+        try:
+            if self.runtime.broker is not None:
+                self.meter.add_roots(self.runtime.broker.pids)
+            self.runtime.start_sources([])
+            self.meter.start()
+        except BaseException:
+            self.runtime.close()
+            self._stop_session()
+            raise
+        self._thread = threading.Thread(target=self._loop, name="reuse-live-poll", daemon=True)
+        self._thread.start()
+
+    # --- the background poll -------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.poll_s):
+            self._cpu.append((time.time(), float(self.meter.total())))
+            del self._cpu[:-600]  # the last few minutes
+            if self._paused.is_set():
+                continue
+            try:
+                with self.lock:
+                    self.runtime.poll()
+            except Exception as exc:  # noqa: BLE001 - kept for the view and the next call
+                msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                if not self.errors or self.errors[-1] != msg:
+                    self.errors.append(msg)
+
+    def _check(self) -> None:
+        if self._stop.is_set():
+            raise ReuseError("the engine is stopped")
+        if self.errors:
+            raise ReuseError(f"the engine failed: {self.errors[-1]}")
+
+    # --- operations ----------------------------------------------------------------------------
+
+    def submit(self, flow: Dataflow | str | Path | Mapping[str, Any]) -> dict[str, Any]:
+        """Merge a dataflow into what runs (Reuse) or deploy it alone (Default); its first
+        events are those of the next batch. Returns the engine's answer: join point ``J``,
+        tasks started, tasks reused, sinks."""
+        dn = as_dataflow(flow)
+        with self.lock:
+            self._check()
+            if dn.id in self.runtime.planner.instances:
+                raise ReuseError("is already submitted", dag=dn.id)
+            info = self.runtime.submit(dn)
+            self.flows[dn.id] = dn
+            self.ops.append(Op("submit", dn.id))
+        return info
+
+    def remove(self, dag_id: str) -> dict[str, Any]:
+        """Unmerge a dataflow: stop what no other dataflow still needs, at the next cut."""
+        with self.lock:
+            self._check()
+            if dag_id not in self.runtime.planner.instances:
+                raise ReuseError("is not submitted", dag=dag_id)
+            info = self.runtime.remove(dag_id)
+            self.ops.append(Op("remove", dag_id))
+        return info
+
+    @property
+    def running(self) -> bool:
+        """Not stopped yet."""
+        return not self._stop.is_set()
+
+    @property
+    def submitted(self) -> list[str]:
+        """The dataflows running now, in submission order."""
+        return list(self.runtime.planner.instances)
+
+    # --- what runs -----------------------------------------------------------------------------
+
+    def users(self) -> dict[str, tuple[str, ...]]:
+        """Live runtime task -> the submitted dataflows it serves."""
+        with self.lock:
+            out: dict[str, set[str]] = {}
+            for info in self.runtime.dags.values():
+                if info["R"] is not None:
+                    continue
+                for t in self._closure(info):
+                    out.setdefault(t, set()).add(info["dag"])
+            return {t: tuple(sorted(u)) for t, u in out.items()}
+
+    def _closure(self, info: Mapping[str, Any]) -> set[str]:
+        """A live dataflow's runtime tasks: its sinks and their ancestors."""
+        tasks = self.runtime.tasks
+        seen: set[str] = set()
+        todo = list(info["sinks"].values())
+        while todo:
+            t = todo.pop()
+            if t in seen or t not in tasks:
+                continue
+            seen.add(t)
+            todo.extend(tasks[t]["parents"])
+        return seen
+
+    def metrics(self, window_s: float = 10.0) -> dict[str, Any]:
+        """What runs now: ``tasks`` (a pandas DataFrame, a row per live task: type, shard,
+        users, reuse, events/s, cores, CPU share, bill per user), ``dataflows`` (per submitted
+        dataflow: join point, tasks, output latency p50/p99), ``cores`` (cores over time,
+        measured from the processes), ``counts`` (running tasks, queries), ``malformed`` (per
+        broker topic) and ``errors``."""
+        import pandas as pd
+
+        with self.lock:
+            live = {t.id: {"type": t.type, "kind": t.kind, "shard": t.shard}
+                    for t in self.runtime.deployment.tasks.values()
+                    if t.end is None and t.replica_of is None}
+            dags = {i["dag"]: dict(i) for i in self.runtime.dags.values() if i["R"] is None}
+            counts = self.runtime.counts()
+            broker = self.runtime.broker
+        users = self.users()
+        rows = task_table(read_batches(self.root), live, users, now_ms=time.time() * 1000,
+                          window_s=window_s)
+        flows = []
+        for dag, info in dags.items():
+            recs = [r for rid in info["sinks"].values()
+                    for r in recent_records(self.root / "sinks", rid)]
+            flows.append({"dag": dag, "J": info["J"], "tasks": len(self._closure(info)),
+                          "started": len(info["tasks"]), "reused": len(info["reused"]),
+                          **latency(recs)})
+        cores = cores_series(list(self._cpu))
+        return {"tasks": pd.DataFrame(rows), "dataflows": pd.DataFrame(flows),
+                "cores": pd.DataFrame(cores, columns=["t", "cores"]), "counts": counts,
+                "malformed": ({t: c.malformed for t, c in broker.counts().items()}
+                              if broker is not None else {}),
+                "errors": list(self.errors)}
+
+    def outputs(self, dag_id: str, n: int = 10) -> list[dict[str, Any]]:
+        """The last ``n`` outputs of a dataflow's sinks: ``sink``, ``seq``, ``latency_ms`` and
+        the output ``event``."""
+        with self.lock:
+            info = next((i for i in self.runtime.dags.values() if i["dag"] == dag_id), None)
+        if info is None:
+            raise ReuseError("was never submitted", dag=dag_id)
+        out = []
+        for sink, rid in info["sinks"].items():
+            for r in recent_records(self.root / "sinks", rid):
+                out.append({"sink": sink, "seq": r["q"],
+                            "latency_ms": (None if r.get("ts") is None
+                                           else round(float(r["o"]) - float(r["ts"]), 1)),
+                            "event": r.get("e")})
+        out.sort(key=lambda r: (r["seq"], r["sink"]))
+        return out[-n:] if n > 0 else []
+
+    def view(self, **kwargs: Any) -> LiveView:
+        """The visualizer bound to this engine (display it in a notebook)."""
+        from reuse.live.view import LiveView
+
+        return LiveView(self, **kwargs)
+
+    def wait_outputs(self, dag_id: str, n: int = 1, timeout_s: float = 60.0) -> None:
+        """Block until the dataflow has at least ``n`` outputs (a script's or a test's wait)."""
+        deadline = time.time() + timeout_s
+        while len(self.outputs(dag_id, n)) < n:
+            self._check()
+            if time.time() > deadline:
+                raise ReuseError(f"no {n} outputs within {timeout_s:g} s", dag=dag_id)
+            time.sleep(0.2)
+
+    def run_trace(self, ops: Sequence[Op], flows: Mapping[str, Dataflow], *,
+                  step_seconds: float = 10.0, check: bool = True) -> list[dict[str, Any]]:
+        """Replay a prepared trace on this engine, one operation per ``step_seconds``, and
+        return the per-step rows (as ``reuse run`` writes them)."""
+        from reuse.runtime.run import run_trace
+
+        self._check()
+        self._paused.set()  # run_trace polls the engine itself, from this thread
+        try:
+            rows = run_trace(self.runtime, flows, ops, step_seconds=step_seconds,
+                             meter=self.meter, check=check, progress=None)
+        finally:
+            self._paused.clear()
+        self.flows.update(flows)
+        self.ops.extend(ops)
+        return rows
+
+    # --- the end -------------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Stop everything this engine started (idempotent)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+            self._thread = None
+        with self.lock:
+            if getattr(self, "runtime", None) is not None:
+                self.runtime.close()
+        self.meter.stop()
+        self._stop_session()
+
+    def _stop_session(self) -> None:
+        if self._owned and self.spark is not None:
+            from reuse.runtime.session import stop_session
+
+            stop_session(self.spark)
+            self._owned = False
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return (f"<Engine {self.runtime.mode} {self.runtime.source} root={self.root} "
+                f"dataflows={self.submitted}>")

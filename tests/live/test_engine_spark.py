@@ -1,0 +1,84 @@
+"""``reuse.live.Engine`` on real Spark, fed by a real Mosquitto: submit (a Dataflow, a dict, a
+JSON file), watch the merge in the metrics and the view, read outputs, remove, stop."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reuse.core.errors import ReuseError
+from reuse.live import Engine
+from reuse.runtime.dataplane.publish import Publisher, Stream
+from reuse.testing import riot_flows
+
+pytestmark = pytest.mark.spark
+
+
+def _until(cond: Any, timeout_s: float = 60.0) -> None:
+    deadline = time.time() + timeout_s
+    while not cond():
+        assert time.time() < deadline, "timed out"
+        time.sleep(0.2)
+
+
+def test_live_engine_merge_outputs_unmerge(spark: Any, tmp_path: Path, mqtt_broker: str) -> None:
+    flows = riot_flows("stats-sys", "clean-sys")
+    (tmp_path / "clean.json").write_text(json.dumps(flows["clean-sys"].to_dict()))
+    pub = Publisher(mqtt_broker, [Stream("SYS", "SYS")], rate=20).connect()
+    publishing = threading.Thread(target=pub.run, daemon=True)
+    publishing.start()
+    eng = None
+    try:
+        eng = Engine(source=mqtt_broker, root=tmp_path / "run", rate=20, trigger_s=1.0,
+                     shards=2, poll_s=0.2)
+        a = eng.submit(flows["stats-sys"].to_dict())
+        b = eng.submit(tmp_path / "clean.json")
+        assert b["reused"], "clean-sys merges into stats-sys"
+        # bad input: one-line errors, nothing changes
+        with pytest.raises(ReuseError, match="already submitted"):
+            eng.submit(flows["stats-sys"])
+        with pytest.raises(ReuseError, match="no such dataflow file"):
+            eng.submit(tmp_path / "missing.json")
+        assert eng.submitted == ["stats-sys", "clean-sys"]
+        eng.wait_outputs("stats-sys", 3)
+        eng.wait_outputs("clean-sys", 3)
+        view = eng.view(refresh_s=0.5)
+        m = eng.metrics()
+        shared = m["tasks"][m["tasks"]["reuse"] == 2]
+        assert set(b["reused"]) <= set(shared["id"])
+        assert {tuple(u) for u in shared["users"]} == {("clean-sys", "stats-sys")}
+        assert set(m["dataflows"]["dag"]) == {"stats-sys", "clean-sys"}
+        assert (m["tasks"]["shard"].isin([0, 1])).all()
+        _until(lambda: eng.metrics()["tasks"]["events_per_s"].max() > 0)
+        # the view's scene has the engine's merge: the shared tasks with a reuse count of 2
+        snap = view.snapshot
+        assert {t.id for t in snap.tasks.values() if t.reuse_count == 2}
+        out = eng.outputs("clean-sys", n=5)
+        assert len(out) == 5 and all(o["event"] is not None for o in out)
+        r = eng.remove("stats-sys")
+        # the remaining dataflow's outputs keep arriving past the cut
+        _until(lambda: max(o["seq"] for o in eng.outputs("clean-sys", n=1)) > r["R"] + 20)
+        view.refresh()
+        snap = view.snapshot
+        assert snap.op is not None and snap.op.op == "remove"
+        assert all(t.reuse_count <= 1 for t in snap.tasks.values())
+        assert eng.metrics()["errors"] == []
+        view.close()
+    finally:
+        if eng is not None:
+            eng.stop()
+        pub.halt()
+        publishing.join(timeout=10)
+        pub.close()
+    assert eng is not None and not eng.running
+    assert eng.runtime.query is not None and not eng.runtime.query.isActive
+    with pytest.raises(ReuseError, match="stopped"):
+        eng.submit(flows["stats-sys"])
+    ledger = json.loads((tmp_path / "run" / "ledger.json").read_text())
+    assert ledger["source"]["kind"] == "mqtt"
+    assert a["J"] <= b["J"]
