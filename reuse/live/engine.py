@@ -44,7 +44,13 @@ from typing import TYPE_CHECKING, Any
 from reuse.core.dataflow import Dataflow, parse_dataflow
 from reuse.core.errors import ReuseError
 from reuse.core.traces import Op
-from reuse.live.metrics import cores_series, latency, recent_records, task_table
+from reuse.live.metrics import (
+    cores_series,
+    first_records,
+    latency,
+    recent_records,
+    task_table,
+)
 from reuse.runtime.common.files import read_batches
 
 if TYPE_CHECKING:
@@ -81,6 +87,23 @@ def as_dataflow(flow: Dataflow | str | Path | Mapping[str, Any]) -> Dataflow:
         return parse_dataflow(dict(flow))
     raise ReuseError(f"cannot submit a {type(flow).__name__}: give a Dataflow, a JSON file "
                      "or a dict")
+
+
+def _warm_workers(spark: Any, shards: int) -> None:
+    """Start the shards' Python workers (pandas, pyarrow, the task code and Redis client
+    imported) with one tiny job, so a user's first submit does not wait for a cold worker:
+    Spark reuses the workers, and without this the first outputs came 10-20 s after the first
+    submit instead of within two triggers."""
+
+    def touch(frames: Any) -> Any:
+        import reuse.runtime.dataplane.broker_feed  # noqa: F401 - imported to warm the worker
+        import reuse.runtime.engines.shared.shard  # noqa: F401
+        import reuse.tasks  # noqa: F401
+
+        yield from frames
+
+    n = max(1, int(shards))
+    spark.range(n).repartition(n).mapInPandas(touch, "id long").collect()
 
 
 class Engine:
@@ -126,6 +149,7 @@ class Engine:
         self.flows: dict[str, Dataflow] = {}
         self.ops: list[Op] = []
         self.errors: list[str] = []
+        self.submitted_ms: dict[str, float] = {}  # dataflow -> when submit returned
         self._cpu: list[tuple[float, float]] = []
         self._stop = threading.Event()
         self._paused = threading.Event()  # run_trace polls itself
@@ -142,7 +166,9 @@ class Engine:
         try:
             if self.runtime.broker is not None:
                 self.meter.add_roots(self.runtime.broker.pids)
+            _warm_workers(self.spark, self.runtime.shards)
             self.runtime.start_sources([])
+            self._catch_up()
             self.meter.start()
         except BaseException:
             self.runtime.close()
@@ -150,6 +176,23 @@ class Engine:
             raise
         self._thread = threading.Thread(target=self._loop, name="reuse-live-poll", daemon=True)
         self._thread.start()
+
+    def _catch_up(self, timeout_s: float = 120.0) -> None:
+        """Return once the new query has run a few batches and is within a trigger of the
+        sources: a fresh query's first batches are slow (planning) and then work off what
+        arrived meanwhile, and a submit before that would wait for them."""
+        rt = self.runtime
+        deadline = time.time() + timeout_s
+        while True:
+            rt.poll()
+            h = rt.handler
+            if (h is not None and h.batches >= 3
+                    and rt.qhw() >= rt.bound() - rt.rate * rt.trigger_s):
+                return
+            if time.time() > deadline:
+                raise ReuseError(f"the engine's query did not catch up with its sources in "
+                                 f"{timeout_s:g} s")
+            time.sleep(0.1)
 
     # --- the background poll -------------------------------------------------------------------
 
@@ -185,6 +228,7 @@ class Engine:
             if dn.id in self.runtime.planner.instances:
                 raise ReuseError("is already submitted", dag=dn.id)
             info = self.runtime.submit(dn)
+            self.submitted_ms[dn.id] = time.time() * 1000
             self.flows[dn.id] = dn
             self.ops.append(Op("submit", dn.id))
         return info
@@ -259,13 +303,24 @@ class Engine:
                     for r in recent_records(self.root / "sinks", rid)]
             flows.append({"dag": dag, "J": info["J"], "tasks": len(self._closure(info)),
                           "started": len(info["tasks"]), "reused": len(info["reused"]),
-                          **latency(recs)})
+                          "first_output_s": self.first_output_s(dag), **latency(recs)})
         cores = cores_series(list(self._cpu))
         return {"tasks": pd.DataFrame(rows), "dataflows": pd.DataFrame(flows),
                 "cores": pd.DataFrame(cores, columns=["t", "cores"]), "counts": counts,
                 "malformed": ({t: c.malformed for t, c in broker.counts().items()}
                               if broker is not None else {}),
                 "errors": list(self.errors)}
+
+    def first_output_s(self, dag_id: str) -> float | None:
+        """Seconds from the dataflow's submit to its first output (``None``: none yet)."""
+        with self.lock:
+            info = next((i for i in self.runtime.dags.values() if i["dag"] == dag_id), None)
+            t_sub = self.submitted_ms.get(dag_id)
+        if info is None or t_sub is None:
+            return None
+        first = [float(r["o"]) for rid in info["sinks"].values()
+                 for r in first_records(self.root / "sinks", rid, int(info["J"]))]
+        return round((min(first) - t_sub) / 1000, 3) if first else None
 
     def outputs(self, dag_id: str, n: int = 10) -> list[dict[str, Any]]:
         """The last ``n`` outputs of a dataflow's sinks: ``sink``, ``seq``, ``latency_ms`` and

@@ -28,7 +28,7 @@ from typing import Any
 from reuse.runtime.common.files import safe_name
 from reuse.runtime.measure import percentile
 
-__all__ = ["task_table", "recent_records", "latency", "cores_series"]
+__all__ = ["task_table", "recent_records", "first_records", "latency", "cores_series"]
 
 
 def task_table(batches: Sequence[Mapping[str, Any]], tasks: Mapping[str, Mapping[str, Any]],
@@ -97,6 +97,22 @@ def recent_records(sinks_dir: str | os.PathLike[str], task: str, files: int = 5,
                 out.append(json.loads(line))
     out.sort(key=lambda r: (r["q"], r["o"]))
     return out
+
+
+def first_records(sinks_dir: str | os.PathLike[str], task: str, since: int,
+                  ) -> list[dict[str, Any]]:
+    """The records of the first batch file of a task holding an output with ``seq >= since``
+    (a reused sink wrote earlier outputs for its first user)."""
+    d = Path(sinks_dir) / safe_name(task)
+    if not d.is_dir():
+        return []
+    for f in sorted(p for p in d.iterdir() if p.suffix == ".jsonl"):
+        recs = [json.loads(line) for line in f.read_text(encoding="utf-8").splitlines()
+                if line.strip()]
+        recs = [r for r in recs if int(r["q"]) >= since]
+        if recs:
+            return recs
+    return []
 
 
 def latency(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:

@@ -49,14 +49,18 @@ def dataflows_html(rows: Sequence[Mapping[str, Any]]) -> str:
     True
     """
     def ms(v: Any) -> str:
-        return "&ndash;" if v is None else f"{float(v):.0f}"
+        return "&ndash;" if v is None or v != v else f"{float(v):.0f}"
+
+    def s(v: Any) -> str:
+        return "&ndash;" if v is None or v != v else f"{float(v):.1f}"
 
     body = [(f'<code data-dag="{escape(str(r["dag"]))}">{escape(str(r["dag"]))}</code>', r["J"],
-             r["tasks"], r["started"], r["reused"],
+             r["tasks"], r["started"], r["reused"], s(r.get("first_output_s")),
              f'<span class="outputs">{int(r["n"])}</span>', ms(r["p50_ms"]), ms(r["p99_ms"]))
             for r in rows]
     return _table("reuse-live-dataflows", ["dataflow", "J", "tasks", "started", "reused",
-                                           "recent outputs", "p50 ms", "p99 ms"], body)
+                                           "first output (s)", "recent outputs", "p50 ms",
+                                           "p99 ms"], body)
 
 
 def cores_svg(series: Sequence[tuple[float, float]], width: int = 320, height: int = 80) -> str:
