@@ -14,16 +14,25 @@ with a reason made by :func:`reuse.testing.missing`; when ``$REUSE_REQUIRE`` nam
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Callable, Sequence
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 from reuse.core.dataflow import Dataflow, load_dataflows
 from reuse.core.equivalence import AncestorGraph, tasks_equivalent_literal
-from reuse.testing import REQUIRE_ENV, missing_part, required_parts
+from reuse.testing import REQUIRE_ENV, missing, missing_part, required_parts
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -85,3 +94,132 @@ def count_literal_classes(flows: Sequence[Dataflow]) -> int:
 def literal_classes() -> Callable[[Sequence[Dataflow]], int]:
     """:func:`count_literal_classes`, for tests in sub-folders (no package imports here)."""
     return count_literal_classes
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture
+def chromium_args() -> list[str]:
+    """Headless Chromium's command-line flags for the browser tests."""
+    return list(CHROMIUM_ARGS)
+
+
+# --- a JupyterLab for the browser tests (tests/viz, tests/live) ---
+
+@pytest.fixture
+def chromium() -> Path:
+    if not CHROMIUM.exists():
+        script = ROOT / "scripts" / "install-browser.sh"
+        subprocess.run(["bash", str(script)], check=False, timeout=600)
+    if not CHROMIUM.exists():
+        pytest.skip(missing("browser", "no /usr/bin/chromium and it cannot be installed here "
+                            "(scripts/install-browser.sh needs root and apt-get)"))
+    return CHROMIUM
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+LAB_SETTINGS = {  # no kernel-choice dialog, no news/update requests to the internet
+    "@jupyterlab/notebook-extension/tracker": {"autoStartDefaultKernel": True},
+    "@jupyterlab/apputils-extension/notification": {"fetchNews": "false",
+                                                   "checkForUpdates": False},
+}
+
+
+def _write_settings(settings_dir: Path) -> None:
+    for name, values in LAB_SETTINGS.items():
+        path = settings_dir / f"{name}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values), encoding="utf-8")
+
+
+def _write_notebook(path: Path, sources: list[str]) -> None:
+    cells = [{"cell_type": "code", "metadata": {}, "source": src, "outputs": [],
+              "execution_count": None} for src in sources]
+    nb = {"cells": cells, "nbformat": 4, "nbformat_minor": 5,
+          "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                      "language": "python"}}}
+    path.write_text(json.dumps(nb), encoding="utf-8")
+
+
+@pytest.fixture
+def jupyter_lab(chromium: Path, tmp_path: Path) -> Iterator[Callable[[list[str]], str]]:
+    """Start a JupyterLab server on a free port holding a notebook of the given code cells
+    (``viz.ipynb``); the call returns the notebook's URL. The server is killed after the test
+    (with its kernel's process group)."""
+    started: list[tuple[subprocess.Popen[bytes], Any]] = []
+
+    def start(sources: list[str]) -> str:
+        return _start_lab(tmp_path, sources, started)
+
+    try:
+        yield start
+    finally:
+        for proc, log in started:
+            _stop_lab(proc, log, tmp_path)
+
+
+def _start_lab(tmp_path: Path, sources: list[str],
+               started: list[tuple[subprocess.Popen[bytes], Any]]) -> str:
+    root = tmp_path / "root"
+    root.mkdir()
+    _write_notebook(root / "viz.ipynb", sources)
+    _write_settings(tmp_path / "settings")
+    port, token = _free_port(), secrets.token_hex(16)
+    env = dict(os.environ,
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+               JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
+               JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
+               IPYTHONDIR=str(tmp_path / "ipython"), JUPYTER_PLATFORM_DIRS="1")
+    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
+           f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+           f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+           f"--LabApp.user_settings_dir={tmp_path / 'settings'}",
+           f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}",
+           "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+           "--LabApp.extension_manager=readonly"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    log = open(tmp_path / "lab.log", "wb")  # noqa: SIM115 - closed in finally
+    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    started.append((proc, log))
+    deadline = time.monotonic() + 60
+    while True:
+        if proc.poll() is not None:
+            pytest.fail("JupyterLab exited:\n" + (tmp_path / "lab.log").read_text()[-3000:])
+        try:
+            with urllib.request.urlopen(
+                    f"http://127.0.0.1:{port}/api/status?token={token}", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            pytest.fail("JupyterLab did not start in 60 s:\n"
+                        + (tmp_path / "lab.log").read_text()[-3000:])
+        time.sleep(0.3)
+    return f"http://127.0.0.1:{port}/lab/tree/viz.ipynb?token={token}"
+
+
+def _stop_lab(proc: subprocess.Popen[bytes], log: Any, tmp_path: Path) -> None:
+    proc.terminate()  # the server shuts its kernel down on SIGTERM
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=5)
+    try:  # anything left in the server's own session (a kernel it did not stop)
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    log.close()
+    print("JupyterLab log (tail):\n" + (tmp_path / "lab.log").read_text()[-4000:])

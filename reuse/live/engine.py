@@ -303,7 +303,9 @@ class Engine:
                     for r in recent_records(self.root / "sinks", rid)]
             flows.append({"dag": dag, "J": info["J"], "tasks": len(self._closure(info)),
                           "started": len(info["tasks"]), "reused": len(info["reused"]),
-                          "first_output_s": self.first_output_s(dag), **latency(recs)})
+                          "first_output_s": self.first_output_s(dag),
+                          "last_seq": max((int(r["q"]) for r in recs), default=None),
+                          **latency(recs)})
         cores = cores_series(list(self._cpu))
         return {"tasks": pd.DataFrame(rows), "dataflows": pd.DataFrame(flows),
                 "cores": pd.DataFrame(cores, columns=["t", "cores"]), "counts": counts,

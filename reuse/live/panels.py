@@ -56,11 +56,13 @@ def dataflows_html(rows: Sequence[Mapping[str, Any]]) -> str:
 
     body = [(f'<code data-dag="{escape(str(r["dag"]))}">{escape(str(r["dag"]))}</code>', r["J"],
              r["tasks"], r["started"], r["reused"], s(r.get("first_output_s")),
-             f'<span class="outputs">{int(r["n"])}</span>', ms(r["p50_ms"]), ms(r["p99_ms"]))
+             f'<span class="outputs">{int(r["n"])}</span>',
+             f'<span class="last-seq">{ms(r.get("last_seq"))}</span>', ms(r["p50_ms"]),
+             ms(r["p99_ms"]))
             for r in rows]
     return _table("reuse-live-dataflows", ["dataflow", "J", "tasks", "started", "reused",
-                                           "first output (s)", "recent outputs", "p50 ms",
-                                           "p99 ms"], body)
+                                           "first output (s)", "recent outputs",
+                                           "last output seq", "p50 ms", "p99 ms"], body)
 
 
 def cores_svg(series: Sequence[tuple[float, float]], width: int = 320, height: int = 80) -> str:
