@@ -27,7 +27,8 @@ Modes (``--parts``; ``--repeat N`` runs them interleaved, ``A B C A B C ...``):
     redis-server is not installed). Printed: messages appended per second from the first send
     to the ingest's stop (its last frame written), the events read back from the bus against
     those sent (lost), and this process's CPU per message (the ingest's threads plus the raw
-    publisher's small share).
+    publisher's small share) with the rate it gives on a whole core (a lower bound for the
+    ingest alone, as the publisher's share is in it).
 ``publish``
     The publisher's rate: ``reuse publish``'s :class:`~reuse.runtime.dataplane.publish.Publisher`
     in a process of its own at ``--rate`` messages/s per source, every RIoT source, for
@@ -71,6 +72,7 @@ from typing import Any
 import psutil
 
 from reuse.core.paths import riotbench_dir
+from reuse.runtime import SparkRuntimeError
 from reuse.runtime.dataplane import mosquitto
 from reuse.runtime.dataplane.bus import Bus, FileBus
 from reuse.runtime.dataplane.frames import decode_frame
@@ -116,21 +118,55 @@ def cores_busy(before: list[tuple[float, float]]) -> list[float]:
             for (b0, t0), (b1, t1) in zip(before, cores_now(), strict=True)]
 
 
+def listens(proc: psutil.Process, port: int) -> bool:
+    """Whether ``proc`` itself listens on ``port`` (not another broker that took the port
+    between our check and our start)."""
+    try:
+        return any(c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port
+                   for c in proc.net_connections(kind="tcp"))
+    except psutil.Error:
+        return False
+
+
 @contextmanager
 def broker(pin: int | None) -> Iterator[tuple[str, psutil.Process]]:
     """A mosquitto of our own (``mosquitto.start`` on a free port), pinned to core ``pin``;
-    stopped by its PID on the way out."""
-    d = tempfile.mkdtemp(prefix="broker-rate-")
+    stopped by its PID on the way out. An error raised inside names the broker's last log
+    line."""
+    d = Path(tempfile.mkdtemp(prefix="broker-rate-"))
     try:
-        info = mosquitto.start(d, port=free_port())
-        proc = psutil.Process(info["pids"]["mosquitto"])
+        for _ in range(3):  # a free port can be taken by someone else's broker meanwhile
+            port = free_port()
+            try:
+                info = mosquitto.start(d, port=port)
+                proc = psutil.Process(info["pids"]["mosquitto"])
+            except (MqttError, psutil.Error):
+                continue
+            if listens(proc, port):
+                break
+            if mosquitto.pid(d) is not None:
+                mosquitto.stop(d)
+        else:
+            raise MqttError("three free ports in a row were taken before mosquitto bound them")
         if pin is not None:
             proc.cpu_affinity([pin])
-        yield info["url"], proc
+        try:
+            yield info["url"], proc
+        except (MqttError, OSError) as exc:
+            raise MqttError(f"{exc} (mosquitto's last log line: "
+                            f"{last_log_line(d / 'mosquitto.log')!r})") from exc
     finally:
         if mosquitto.pid(d) is not None:
             mosquitto.stop(d)
         shutil.rmtree(d, ignore_errors=True)
+
+
+def last_log_line(path: Path) -> str:
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    return lines[-1] if lines else ""
 
 
 @contextmanager
@@ -248,6 +284,7 @@ def run_ingest(kind: str, streams: Sequence[Stream], data_dir: str, args: argpar
             "broker_us_per_msg": bcpu / max(1, r.delivered) * 1e6,
             "broker_util": bcpu / (t1 - t0),
             "process_us_per_msg": pcpu / max(1, appended) * 1e6,
+            "one_core_rate": appended / pcpu if pcpu > 0 else math.nan,
             "process_util": pcpu / (t1 - t0), "cores_busy": busy}
 
 
@@ -382,7 +419,8 @@ def line(r: dict[str, Any]) -> str:
                 f"sent; read back {r['stored']:,}, lost {r['lost']}, in order "
                 f"{'yes' if r['in_order'] else 'NO'}; stale {r['stale']}, malformed "
                 f"{r['malformed']}) in {r['seconds']:.1f} s; this process "
-                f"{r['process_us_per_msg']:.1f} us/msg ({r['process_util']:.0%} of its core), "
+                f"{r['process_us_per_msg']:.1f} us/msg ({r['process_util']:.0%} of its core) "
+                f"-> {r['one_core_rate']:,.0f} msg/s on a whole core, "
                 f"broker {r['broker_us_per_msg']:.1f} us/msg ({r['broker_util']:.0%}); cores "
                 f"busy (all processes) {busy(r)}")
     p = r["pace"]
@@ -409,9 +447,11 @@ SUMMARY: dict[str, list[tuple[Callable[[dict[str, Any]], float], str, str]]] = {
                (lambda r: r["broker_util"] * 100, "broker core busy %", ".0f"),
                (lambda r: r["one_core_rate"], "msg/s on a whole core", ",.0f")],
     "ingest-file": [(lambda r: r["rate"], "appended msg/s", ",.0f"),
-                    (lambda r: r["process_us_per_msg"], "process us/msg", ".1f")],
+                    (lambda r: r["process_us_per_msg"], "process us/msg", ".1f"),
+                    (lambda r: r["one_core_rate"], "msg/s on a whole core", ",.0f")],
     "ingest-redis": [(lambda r: r["rate"], "appended msg/s", ",.0f"),
-                     (lambda r: r["process_us_per_msg"], "process us/msg", ".1f")],
+                     (lambda r: r["process_us_per_msg"], "process us/msg", ".1f"),
+                     (lambda r: r["one_core_rate"], "msg/s on a whole core", ",.0f")],
     "publish": [(lambda r: r["pace"]["deviation_pct"], "run deviation %", "+.3f"),
                 (lambda r: r["pace"]["window_min_pct"], "lowest window %", "+.2f"),
                 (lambda r: r["pace"]["window_max_pct"], "highest window %", "+.2f"),
@@ -504,23 +544,34 @@ def main() -> None:
           flush=True)
     runs: list[dict[str, Any]] = []
     order = interleave(modes, args.repeat)
+    failed: list[dict[str, Any]] = []
     for i, (rep, mode) in enumerate(order, 1):
         load = os.getloadavg()[0]
-        if mode == "broker":
-            r = run_broker(streams, data_dir, flood_args)
-        elif mode.startswith("ingest-"):
-            r = run_ingest(mode.split("-", 1)[1], streams, data_dir, flood_args)
-        else:
-            r = run_publish(streams, data_dir, args)
+        try:
+            if mode == "broker":
+                r = run_broker(streams, data_dir, flood_args)
+            elif mode.startswith("ingest-"):
+                r = run_ingest(mode.split("-", 1)[1], streams, data_dir, flood_args)
+            else:
+                r = run_publish(streams, data_dir, args)
+        except (SparkRuntimeError, OSError) as exc:  # MqttError is one; the others still run
+            failed.append({"mode": mode, "repetition": rep, "error": f"{exc}"})
+            print(f"[{i}/{len(order)}] (load {load:.2f}) {mode}: FAILED: "
+                  f"{type(exc).__name__}: {exc}", flush=True)
+            continue
         r["repetition"], r["load_avg_1m"] = rep, load
         runs.append(r)
         print(f"[{i}/{len(order)}] (load {load:.2f}) {line(r)}", flush=True)
     spreads = summary(runs)
+    if failed:
+        print(f"{len(failed)} run(s) failed and are left out: "
+              + ", ".join(f"{f['mode']} (repetition {f['repetition']})" for f in failed))
     if "publish" in modes and args.seconds < 600:
         print(f"(the publisher ran {args.seconds:g} s; issue 23's target is 10 minutes)")
     if args.json:
         Path(args.json).write_text(json.dumps(
-            {"machine": info, "args": vars(args), "runs": runs, "spread": spreads}, indent=1,
+            {"machine": info, "args": vars(args), "runs": runs, "failed": failed,
+             "spread": spreads}, indent=1,
             default=str))
 
 
