@@ -195,12 +195,17 @@ class Publisher:
         The first ``seq`` (a replay continued where another stopped).
     clock, sleep
         The monotonic clock and the sleep (tests may replace them).
+    on_send
+        Called once per ``seq`` after its message on every stream was handed to the client, with
+        ``(seq, due, started)``: its due time and when sending it began, on ``clock``
+        (``benchmarks/broker_rate.py`` keeps its rate per window and the late sends with it).
     """
 
     def __init__(self, broker: str | BrokerUrl, streams: Sequence[Stream], *, rate: float = 10.0,
                  data_dir: str = "", start: int = 0,
                  clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep,
+                 on_send: Callable[[int, float, float], None] | None = None) -> None:
         if not rate > 0:
             raise MqttError(f"the rate must be positive, got {rate:g} messages/s")
         if start < 0:
@@ -212,6 +217,7 @@ class Publisher:
         self.data_dir = data_dir
         self.start = start
         self.clock, self.sleep = clock, sleep
+        self.on_send = on_send
         self.t0_ms = 0
         self._next = start
         self._m0 = 0.0
@@ -272,6 +278,8 @@ class Publisher:
                 self._waiting.append((topic, info))
             self._settle()
             self._next = seq + 1
+            if self.on_send is not None:
+                self.on_send(seq, due, now)
 
     def _settle(self) -> None:
         """Count the acknowledged messages at the head of the queue (the broker acknowledges

@@ -97,6 +97,19 @@ def test_a_stall_is_caught_up_and_the_schedule_does_not_drift() -> None:
     assert pub.close().max_late_ms == pytest.approx(550.0)
 
 
+def test_on_send_sees_each_seq_with_its_due_time_and_when_it_went() -> None:
+    clock = FakeClock()
+    clock.stalls = {2: 0.55}
+    seen: list[tuple[int, float, float]] = []
+    pub, client = publisher(clock, rate=10.0, on_send=lambda *a: seen.append(a))
+    pub.run(1.0)
+    assert [s for s, _, _ in seen] == list(range(10))
+    assert [d for _, d, _ in seen] == pytest.approx([100.0 + k / 10 for k in range(10)])
+    # when a seq's sending began: its first message's time
+    assert [t for _, _, t in seen] == [t for t, topic, _ in client.sent if topic == "sensors/A"]
+    assert max(t - d for _, d, t in seen) * 1000 == pytest.approx(pub.close().max_late_ms)
+
+
 def test_a_continued_run_keeps_seq_and_t0() -> None:
     clock = FakeClock()
     pub, client = publisher(clock, rate=10.0, start=5)
