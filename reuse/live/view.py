@@ -43,7 +43,6 @@ from reuse.viz.widget import Visualizer
 
 if TYPE_CHECKING:
     from reuse.core.dataflow import Dataflow
-    from reuse.live.engine import Engine
 
 __all__ = ["LiveView"]
 
@@ -54,14 +53,15 @@ class LiveView(Visualizer):
     Parameters
     ----------
     engine
-        The running engine.
+        The running :class:`~reuse.live.engine.Engine` (not imported here: the engine imports
+        this module when asked for its view).
     refresh_s
         Seconds between refreshes (default: the engine's trigger, at least 0.5 s).
     static
         When displayed, also show the scene's PNG and :meth:`still` (what papermill keeps).
     """
 
-    def __init__(self, engine: Engine, *, refresh_s: float | None = None,
+    def __init__(self, engine: Any, *, refresh_s: float | None = None,
                  static: bool = False) -> None:
         self.engine = engine
         self._metrics: dict[str, Any] = {}
