@@ -463,15 +463,17 @@ ops = st.one_of(
 @needs_data
 @settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
 @given(keying=st.sampled_from(["field", "sensor"]), first=st.sampled_from(MIX),
-       steps=st.lists(st.tuples(st.integers(2, 12), ops), min_size=3, max_size=6),
+       steps=st.lists(st.tuples(st.integers(2, 12), ops, st.integers(0, 11)), min_size=3,
+                      max_size=6),
        parts=st.integers(2, 4))
 def test_split_running_dags_equal_the_unsplit_engine_and_the_reference(
-        keying: str, first: str, steps: list[tuple[int, tuple[str, Any]]], parts: int) -> None:
-    """A random trace of merges and unmerges over real streams, with random re-splits,
-    rebalances on measured work, random or skewed range tables and restarts from the merged
-    checkpoint between batches: per batch,
-    every sink's records and the merged states equal the unsplit shard worker's; at the end,
-    the reference execution's."""
+        keying: str, first: str, steps: list[tuple[int, tuple[str, Any], int]], parts: int,
+) -> None:
+    """A random trace of merges and unmerges over real streams (cut at or past the frontier,
+    inside a batch too), with random re-splits, rebalances on measured work, random or skewed
+    range tables and restarts from the merged checkpoint between batches: per batch, every
+    sink's records and the merged states equal the unsplit shard worker's; at the end, the
+    reference execution's."""
     opts = _opts()
     fl = flows(keying)
     pl, dep = ReusePlanner(), Deployment(1)
@@ -505,12 +507,13 @@ def test_split_running_dags_equal_the_unsplit_engine_and_the_reference(
     measured: Counter[int] = Counter()
     seen_split: dict[str, Counter[Key]] = {}
     lo = 0
-    for size, (op, arg) in steps:
-        if op == "submit":
-            submit(arg, lo)
-        elif op == "remove" and len(live) > 1:  # an unmerge; one dataflow stays
-            remove(live[arg % len(live)], lo)
+    for size, (op, arg), within in steps:
         hi = lo + size
+        cut = lo + within % size  # at or past the frontier, maybe inside the batch
+        if op == "submit":
+            submit(arg, cut)
+        elif op == "remove" and len(live) > 1:  # an unmerge; one dataflow stays
+            remove(live[arg % len(live)], cut)
         tasks = dep.claim(lo, hi).shards[0]
         new = plan_split(tasks, ranges, groups=dict(plan.groups) if plan else None)
         if plan is not None:
