@@ -26,8 +26,9 @@ the disk at import time); each folder imports only from the ones above it in thi
   :mod:`~reuse.runtime.engines.shared.engine`
   (:class:`~reuse.runtime.engines.shared.engine.InplaceRuntime`),
   :mod:`~reuse.runtime.engines.shared.deploy` (the deployment, pure data),
-  :mod:`~reuse.runtime.engines.shared.shard` (one shard's batch). The two engines never import
-  each other.
+  :mod:`~reuse.runtime.engines.shared.shard` (one shard's batch),
+  :mod:`~reuse.runtime.engines.shared.split` (key parallelism: a running DAG over several
+  partitions, pure data; not used by the engine yet). The two engines never import each other.
 - A run, over either engine: :mod:`~reuse.runtime.session` (the SparkSession),
   :mod:`~reuse.runtime.cluster` (a standalone cluster), :mod:`~reuse.runtime.run` (live trace
   replay to CSV), :mod:`~reuse.runtime.journal` (resume after a driver crash),

@@ -18,13 +18,14 @@ import hashlib
 import json
 import math
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, Literal
 
 from reuse.core.errors import ReuseError
 
 __all__ = [
     "ACCOUNTING_KEYS",
     "Event",
+    "Partitioning",
     "Task",
     "StatefulTask",
     "TaskError",
@@ -48,6 +49,10 @@ Event = dict[str, Any]
 #: Keys every task propagates from input to output.
 ACCOUNTING_KEYS = ("src", "seq", "ts")
 
+#: How a task's state divides over partitions of its events (issue 22; see
+#: :attr:`Task.partitioning`).
+Partitioning = Literal["stateless", "keyed", "global", "join"]
+
 
 class TaskError(ReuseError):
     """A task cannot be built (unknown type, bad config) or cannot process an event."""
@@ -66,6 +71,17 @@ class Task:
     #: so for one source ``seq`` it emits the same multiset of events whatever the order its
     #: inputs arrive in (it is a union of them). A stateful one sees that order.
     commutes: bool = True
+    #: How the task's state divides over partitions of its events (issue 22, read by
+    #: :mod:`reuse.runtime.engines.shared.split`): ``"stateless"`` maps each event on its own,
+    #: so any partition of the events gives the same outputs; ``"keyed"`` keeps a map from
+    #: :func:`group_key` (over its ``group_by``) to that key's state, so partitions that hold
+    #: every event of a key each give that key's outputs; ``"global"`` keeps one state over all
+    #: events, and ``"join"`` one state that one input writes and another reads: both need all
+    #: their inputs in one partition.
+    partitioning: Partitioning = "stateless"
+    #: For a ``"keyed"`` task: the key of :meth:`StatefulTask.get_state` that holds the map
+    #: from state key to that key's state (a re-split moves its entries with their key ranges).
+    state_map: str = ""
 
     @classmethod
     def canonical(cls, config: Any) -> Any:
@@ -115,6 +131,8 @@ class StatefulTask(Task):
 
     stateful = True
     commutes = False
+    #: A stateful task that declares nothing else is gathered whole (always exact).
+    partitioning: Partitioning = "global"
 
     def get_state(self) -> Any:
         raise NotImplementedError

@@ -36,6 +36,8 @@ class Interpolation(StatefulTask):
     """
 
     type_name = "Interpolation"
+    partitioning = "keyed"  # the last values per series key; other fields pass untouched
+    state_map = "history"
 
     @classmethod
     def _canonical(cls, config: Any) -> Any:
@@ -99,6 +101,9 @@ class Join(StatefulTask):
     """
 
     type_name = "Join"
+    #: keyed by message (``src|seq``), but ``max_pending`` evicts the oldest incomplete message
+    #: over all of them: split, each part would evict at other points, so the task is gathered
+    partitioning = "global"
 
     @classmethod
     def _canonical(cls, config: Any) -> Any:

@@ -168,6 +168,9 @@ class ErrorEstimation(StatefulTask):
     """
 
     type_name = "ErrorEstimation"
+    #: a two-stream join: the block averages write the one latest average that every
+    #: regression output reads, whatever its key, so both inputs are gathered, in order
+    partitioning = "join"
 
     def __init__(self, config: Any) -> None:
         super().__init__(config)

@@ -72,6 +72,8 @@ class KalmanFilter(StatefulTask):
     """
 
     type_name = "KalmanFilter"
+    partitioning = "keyed"  # one [x, p] per series key, nothing shared between series
+    state_map = "series"
 
     @classmethod
     def _canonical(cls, config: Any) -> Any:
@@ -121,6 +123,8 @@ class BlockWindowAverage(StatefulTask):
     """
 
     type_name = "BlockWindowAverage"
+    partitioning = "keyed"  # one block per series key
+    state_map = "blocks"
 
     @classmethod
     def _canonical(cls, config: Any) -> Any:
@@ -169,6 +173,8 @@ class SlidingLinearRegression(StatefulTask):
     """
 
     type_name = "SlidingLinearRegression"
+    partitioning = "keyed"  # one window per series key
+    state_map = "series"
 
     @classmethod
     def _canonical(cls, config: Any) -> Any:
@@ -250,6 +256,9 @@ class DistinctApproxCount(StatefulTask):
     """
 
     type_name = "DistinctApproxCount"
+    #: one sketch over every event, and each output is the estimate after its event: no
+    #: partition of the events gives the same estimates, so the task is gathered
+    partitioning = "global"
 
     @classmethod
     def _canonical(cls, config: Any) -> Any:
@@ -343,6 +352,10 @@ class SecondOrderMoment(StatefulTask):
     """
 
     type_name = "SecondOrderMoment"
+    #: one map per series key; the eviction slot hashes the key and its own count, so a
+    #: series' estimates depend on its own items only
+    partitioning = "keyed"
+    state_map = "series"
     ESTIMATORS = ("riotbench", "ams")
 
     @classmethod
