@@ -43,7 +43,8 @@ from reuse.runtime.dataplane.bus import Bus
 from reuse.runtime.dataplane.frames import encode_frame
 
 __all__ = ["MqttError", "BrokerUrl", "parse_broker_url", "DEFAULT_PORT", "TOPIC_PREFIX",
-           "SUBSCRIPTION", "topic_of", "source_of", "bus_topic", "encode_message", "Message",
+           "SUBSCRIPTION", "topic_of", "source_of", "bus_topic", "OUTPUT_PREFIX",
+           "output_topic", "output_bus_topic", "encode_message", "Message",
            "Malformed", "decode_message", "TopicCounts", "Ingest", "connect_error"]
 
 #: The MQTT port a broker listens on when a URL names none (IANA's, mosquitto's default).
@@ -189,6 +190,39 @@ def source_of(topic: str) -> str:
     if why is not None:
         raise MqttError(f"topic {topic!r} is not {TOPIC_PREFIX}<source>: {why}")
     return source
+
+
+#: Each dataflow's sink outputs are published on ``out/<dataflow>/<sink>``.
+OUTPUT_PREFIX = "out/"
+
+
+def output_topic(dag: str, sink: str) -> str:
+    """The MQTT topic a dataflow's sink outputs are published on.
+
+    Examples
+    --------
+    >>> output_topic("etl-sys", "publish")
+    'out/etl-sys/publish'
+    >>> output_topic("a+b", "s")
+    Traceback (most recent call last):
+    ...
+    reuse.runtime.dataplane.mqtt.MqttError: dataflow name 'a+b' must not contain '+'
+    """
+    for kind, name in (("dataflow", dag), ("sink", sink)):
+        why = _check_source(name)
+        if why is not None:
+            raise MqttError(why.replace("source name", f"{kind} name"))
+    return f"{OUTPUT_PREFIX}{dag}/{sink}"
+
+
+def output_bus_topic(task: str) -> str:
+    """The bus topic a running sink task's records are kept on, for reading back and for the
+    publisher of ``out/...`` (:func:`output_topic`).
+
+    >>> output_bus_topic("etl-sys.publish")
+    'out:etl-sys.publish'
+    """
+    return f"out:{task}"
 
 
 def bus_topic(source: str) -> str:

@@ -29,23 +29,52 @@ a 10-minute run at 100 events/s per source holds a few MB per source), and a res
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from reuse.runtime.dataplane.broker_feed import RECORDED, dump_recorded, last_seq, ready_seq
+from reuse.runtime.dataplane.broker_feed import (
+    RECORDED,
+    dump_recorded,
+    end_offset,
+    last_seq,
+    ready_seq,
+)
 from reuse.runtime.dataplane.bus import Bus, RedisBus
+from reuse.runtime.dataplane.frames import decode_frame
 from reuse.runtime.dataplane.mqtt import (
     SUBSCRIPTION,
+    BrokerUrl,
     Ingest,
     MqttError,
     TopicCounts,
+    connect_error,
+    output_bus_topic,
+    output_topic,
     parse_broker_url,
     topic_of,
 )
+
+#: ``(dataflow, sink, J, R)``: a dataflow a running sink task computes a sink of, and its window
+Output = tuple[str, str, int, "int | None"]
+
+
+def _connect(url: BrokerUrl) -> Any:
+    """A paho client connected to the broker, its network loop running (publishes outputs)."""
+    import paho.mqtt.client as mqtt
+
+    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, clean_session=True)
+    client.max_inflight_messages_set(1000)
+    try:
+        client.connect(url.host, url.port, keepalive=30)
+    except OSError as exc:
+        raise connect_error(url, exc) from None
+    client.loop_start()
+    return client
 
 __all__ = ["BrokerInput", "READY"]
 
@@ -73,12 +102,19 @@ class BrokerInput:
     """
 
     def __init__(self, root: str | os.PathLike[str], broker: str, *,
-                 needed: Callable[[], Mapping[str, int]], bus_url: str | None = None,
+                 needed: Callable[[], Mapping[str, int]],
+                 outputs: Callable[[], Mapping[str, Sequence[Output]]] | None = None,
+                 bus_url: str | None = None,
                  tick_s: float = 0.1, first_message_s: float = 30.0, stall_s: float = 30.0,
                  ) -> None:
         self.root = Path(root)
         self.url = parse_broker_url(broker)
         self.needed = needed
+        self.outputs = outputs or dict
+        self._out_cursor: dict[str, str] = {}
+        self._out_client: Any = None
+        self._out_sent: list[Any] = []  # publishes not yet acknowledged
+        self.published: dict[str, int] = {}  # MQTT output topic -> outputs published
         self.tick_s, self.first_message_s, self.stall_s = tick_s, first_message_s, stall_s
         self.ready_file = self.root / "ckpt" / "shared" / READY
         self.ready_file.parent.mkdir(parents=True, exist_ok=True)
@@ -99,7 +135,10 @@ class BrokerInput:
         self._started = time.time()
         try:
             self.ingest.start()
+            self._out_client = _connect(self.url)
         except BaseException:
+            if self.ingest._client is not None:
+                self.ingest.stop()
             self._stop_redis()
             raise
 
@@ -174,10 +213,32 @@ class BrokerInput:
             self._write(mark)
         return mark
 
+    def egress(self) -> int:
+        """Publish the sink records appended since the last call on ``out/<dataflow>/<sink>``
+        (each record once per dataflow whose window ``[J, R)`` holds its ``seq``); returns how
+        many messages were published."""
+        sent = 0
+        for task, users in self.outputs().items():
+            topic = output_bus_topic(task)
+            for key, frame in self.bus.read(topic, self._out_cursor.get(task, ""),
+                                            end_offset(self.bus)):
+                for line in decode_frame(frame, topic=topic, key=key).values:
+                    q = int(json.loads(line)["q"])
+                    for dag, sink, j, r in users:
+                        if j <= q and (r is None or q < r):
+                            out = output_topic(dag, sink)
+                            self._out_sent.append(self._out_client.publish(out, line, qos=1))
+                            self.published[out] = self.published.get(out, 0) + 1
+                            sent += 1
+                self._out_cursor[task] = key
+        self._out_sent = [m for m in self._out_sent if not m.is_published()]
+        return sent
+
     def _loop(self) -> None:
         while not self._stop.wait(self.tick_s):
             try:
                 self.update()
+                self.egress()
             except BaseException as exc:  # noqa: BLE001 - reported by check()
                 self._failure = exc
                 return
@@ -216,6 +277,15 @@ class BrokerInput:
             self._thread.join(timeout=5)
             self._thread = None
         try:
+            if self._out_client is not None:
+                self.egress()  # what the last batches wrote
+                deadline = time.time() + 10
+                while any(not m.is_published() for m in self._out_sent) and \
+                        time.time() < deadline:
+                    time.sleep(0.02)
+                self._out_client.disconnect()
+                self._out_client.loop_stop()
+                self._out_client = None
             return self.ingest.stop()
         finally:
             self._stop_redis()

@@ -148,6 +148,8 @@ def _worker(epoch: Epoch, states: dict[str, Any], opts: dict[str, Any], t0: int,
                     rows += [(int(shard), "cursor", s, c) for s, c in read.cursors().items()]
                 for task, lines in res["sinks"].items():
                     write_records(sinks_dir, task, key, "\n".join(lines) + "\n")
+                    if read is not None:  # kept in the bus, and published by the driver
+                        read.keep(task, key, int(hi) - 1, lines)
                 rows += encode_rows(int(shard), {**res, "sinks": {}}, int(lo), int(hi))
                 rows.append((int(shard), "exec", executor_id(), ""))
         yield pd.DataFrame(rows, columns=["shard", "kind", "name", "text"])
@@ -174,6 +176,14 @@ class _BusReader:
 
     def cursors(self) -> dict[str, str]:
         return {s: cur for s, (_, cur) in self.read.items()}
+
+    def keep(self, task: str, key: str, hw: int, lines: list[str]) -> None:
+        """Append a sink's records of this batch to its bus topic under the batch's key (a
+        re-run batch's append is dropped by the bus: idempotent per key)."""
+        from reuse.runtime.dataplane.frames import encode_frame
+        from reuse.runtime.dataplane.mqtt import output_bus_topic
+
+        self.bus.publish(output_bus_topic(task), key, encode_frame(hw, lines))
 
 
 def _bus_reader(feed: dict[str, str], cursors: dict[str, str], lo: int, hi: int) -> _BusReader:
@@ -358,9 +368,21 @@ class InplaceRuntime:
         if source != "replay":
             from reuse.runtime.engines.shared.broker_input import BrokerInput
 
-            self.broker = BrokerInput(self.root, source, needed=self._needed, bus_url=bus_url,
+            self.broker = BrokerInput(self.root, source, needed=self._needed,
+                                      outputs=self._outputs, bus_url=bus_url,
                                       tick_s=min(0.2, self.trigger_s / 4),
                                       first_message_s=first_message_s, stall_s=stall_s)
+
+    def _outputs(self) -> dict[str, list[tuple[str, str, int, int | None]]]:
+        """Running sink task -> ``(dataflow, sink, J, R)`` for every dataflow it computes a
+        sink of, submitted so far (a removed one's outputs below its cut ``R`` still count)."""
+        with self.lock:
+            out: dict[str, list[tuple[str, str, int, int | None]]] = {}
+            for info in self.dags.values():
+                for sink, rid in info["sinks"].items():
+                    out.setdefault(rid, []).append((info["dag"], sink, int(info["J"]),
+                                                    info["R"]))
+            return out
 
     def _needed(self) -> dict[str, int]:
         """Source stream -> the first ``seq`` a live source task reads it from (broker-fed
@@ -632,7 +654,8 @@ class InplaceRuntime:
         if self.broker is not None:
             upto = self.handler.processed if self.handler is not None else 0
             source = {"kind": "mqtt", "broker": str(self.broker.url),
-                      "counts": {t: c.to_dict() for t, c in self.broker.counts().items()}}
+                      "counts": {t: c.to_dict() for t, c in self.broker.counts().items()},
+                      "published": dict(self.broker.published)}
             if self.broker.open:
                 source["recorded"] = str(self.broker.record(upto))
             elif (self.root / "recorded").is_dir():

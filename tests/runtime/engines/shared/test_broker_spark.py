@@ -8,16 +8,18 @@ output outside its window, and a malformed message is counted, not appended.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from reuse.runtime.accounting import account, leaked_records, observed_records
+from reuse.runtime.accounting import account, dag_outputs, leaked_records, observed_records
 from reuse.runtime.dataplane.broker_feed import load_recorded
 from reuse.runtime.dataplane.publish import Publisher, Stream
 from reuse.runtime.engines.shared.engine import InplaceRuntime
@@ -43,8 +45,27 @@ def _publish_bad(url: str) -> None:
     c.loop_stop()
 
 
+def _subscribe(url: str, got: list[tuple[str, bytes]]) -> Any:
+    import paho.mqtt.client as mqtt
+
+    from reuse.runtime.dataplane.mqtt import parse_broker_url
+
+    b = parse_broker_url(url)
+    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
+    ready = threading.Event()
+    c.on_message = lambda _c, _u, msg: got.append((msg.topic, msg.payload))
+    c.on_subscribe = lambda *_a: ready.set()
+    c.connect(b.host, b.port)
+    c.loop_start()
+    c.subscribe("out/#", qos=1)
+    assert ready.wait(10)
+    return c
+
+
 def test_broker_fed_merge_kill_unmerge(spark: Any, tmp_path: Path, mqtt_broker: str) -> None:
     flows = riot_flows("stats-sys", "clean-sys")
+    received: list[tuple[str, bytes]] = []
+    listener = _subscribe(mqtt_broker, received)
     pub = Publisher(mqtt_broker, [Stream("SYS", "SYS")], rate=RATE).connect()
     publishing = threading.Thread(target=pub.run, daemon=True)
     root = tmp_path / "run"
@@ -83,7 +104,10 @@ def test_broker_fed_merge_kill_unmerge(spark: Any, tmp_path: Path, mqtt_broker: 
         ledger = rt.ledger()
     finally:
         if rt is not None:
-            rt.close()
+            rt.close()  # publishes the last batches' outputs
+        time.sleep(0.5)
+        listener.disconnect()
+        listener.loop_stop()
         pub.halt()
         publishing.join(timeout=10)
         pub.close()
@@ -99,6 +123,12 @@ def test_broker_fed_merge_kill_unmerge(spark: Any, tmp_path: Path, mqtt_broker: 
     for dag, a in acc.items():
         assert a["expected"] > 0 and (a["lost"], a["duplicated"]) == (0, 0), (dag, a)
     assert leaked_records(root, ledger, limit) == {}
+    # every output was published once on out/<dataflow>/<sink>, none outside its window
+    seen = dag_outputs(root, ledger, limit)
+    for dag in ("stats-sys", "clean-sys"):
+        got = Counter((r["q"], r["d"]) for t, p in received if t == f"out/{dag}/publish"
+                      for r in [json.loads(p)] if r["q"] < limit)
+        assert got == seen[dag]["publish"] and got, dag
     # the shards read the publisher's events (its t0 stamps them), they did not generate them
     recs = [r for info in ledger["dags"].values() for rid in info["sinks"].values()
             for r in observed_records(root, rid)]
