@@ -200,13 +200,19 @@ class BrokerInput:
 
     def update(self) -> int:
         """Compute and write the ready mark once; returns it."""
+        # what is on the bus is read BEFORE what is needed: a submit after the read has its
+        # cut above everything received by then (the engine's clock, :meth:`bound`), so the
+        # mark, at most one past what was read, cannot pass the new task's cut
+        seen = {t.split("/", 1)[1] for t in self.ingest.counts()}
+        arrived = {s: last_seq(self.bus, s) for s in seen}
         needed = dict(self.needed())
-        arrived = {s: last_seq(self.bus, s) for s in needed}
+        for s in needed:
+            arrived.setdefault(s, -1)
         now = time.time()
         for s, q in arrived.items():
             if s not in self._advanced or q > self._advanced[s][0]:
                 self._advanced[s] = (q, now)
-        floor = self.bound() + 1 if not needed else self.ready
+        floor = max(arrived.values(), default=-1) + 1 if not needed else self.ready
         mark = max(self.ready, ready_seq(needed, arrived, floor=floor))
         if mark != self.ready:
             self.ready = mark
