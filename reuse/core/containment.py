@@ -132,11 +132,12 @@ def contain(flow: Dataflow, running: RunningGraph, match: MatchPolicy = EXACT,
     progress = True
     while progress:
         progress = False
+        ordered = match.ordered_tasks(plan)
         for tid in plan.order:
             rule = rules.get(plan.task(tid).type)
             if rule is None:
                 continue
-            step = _step(plan, sig, tid, rule, running, match)
+            step = _step(plan, sig, tid, tid in ordered, rule, running, match)
             if step is not None:
                 plan, sig, rewrite = step
                 done.append(rewrite)
@@ -149,10 +150,11 @@ def _key(match: MatchPolicy, task: Task) -> str:
     return task.config_key if match is EXACT else match.config_key(task.type, task.config)
 
 
-def _step(plan: Dataflow, sig: Mapping[str, Signature], tid: str, rule: ContainmentRule,
-          running: RunningGraph, match: MatchPolicy,
+def _step(plan: Dataflow, sig: Mapping[str, Signature], tid: str, ordered: bool,
+          rule: ContainmentRule, running: RunningGraph, match: MatchPolicy,
           ) -> tuple[Dataflow, dict[str, Signature], Rewrite] | None:
-    """One rewrite of ``tid`` behind a running wider task, or ``None``."""
+    """One rewrite of ``tid`` behind a running wider task, or ``None``. ``ordered``: whether
+    ``tid``'s input order counts (:meth:`~reuse.core.matching.MatchPolicy.ordered_tasks`)."""
     task = plan.task(tid)
     parents = plan.parents[tid]
     if not parents or running.running_by_signature(sig[tid]) is not None:
@@ -160,12 +162,17 @@ def _step(plan: Dataflow, sig: Mapping[str, Signature], tid: str, rule: Containm
     ups = [running.running_by_signature(sig[p]) for p in parents]
     if any(u is None for u in ups):
         return None  # a wide task over the same inputs needs those inputs running
-    want = sorted(sig[p] for p in parents)
+    # The residual sees its inputs in the order the wide task reads them: where the order
+    # counts for the narrow task, it must be the same order.
+    want = [sig[p] for p in parents]
+    if not ordered:
+        want.sort()
     found = []
     for c in running.running_children(ups[0].id):  # type: ignore[union-attr]
-        if (c.type == task.type
-                and sorted(running.running_task(p).signature for p in c.parents) == want
-                and rule.contains(c.config, task.config)):
+        has = [running.running_task(p).signature for p in c.parents]
+        if not ordered:
+            has.sort()
+        if c.type == task.type and has == want and rule.contains(c.config, task.config):
             found.append(c)
     if not found:
         return None
@@ -179,7 +186,7 @@ def _step(plan: Dataflow, sig: Mapping[str, Signature], tid: str, rule: Containm
             narrowest = c
     order = shared + [narrowest] + [c for c in found if c is not narrowest and c not in shared]
     for c in order:
-        out = _behind(plan, sig, tid, c, running, match)
+        out = _behind(plan, sig, tid, c, match)
         if out is not None:
             new, new_sig, via = out
             return new, new_sig, Rewrite(tid, c.id, via, rule.name)
@@ -187,21 +194,19 @@ def _step(plan: Dataflow, sig: Mapping[str, Signature], tid: str, rule: Containm
 
 
 def _behind(plan: Dataflow, sig: Mapping[str, Signature], tid: str, wide: RunningTask,
-            running: RunningGraph, match: MatchPolicy,
+            match: MatchPolicy,
             ) -> tuple[Dataflow, dict[str, Signature], str] | None:
     """``plan`` with ``tid`` reading from a copy of ``wide`` (or the plan's own task of its
-    signature) instead of its inputs; ``None`` unless the copy gets ``wide``'s signature."""
+    signature) instead of its inputs; ``None`` unless the copy gets ``wide``'s signature (the
+    copy's inputs, and whether their order counts, are decided on the new plan)."""
     by_sig = {s: t for t, s in sig.items()}
     via = by_sig.get(wide.signature)
     tasks = list(plan.tasks)
     feed: list[tuple[str, str]] = []
-    if via is None:
-        ups = [by_sig.get(running.running_task(p).signature) for p in wide.parents]
-        if any(u is None for u in ups):
-            return None
+    if via is None:  # a copy of the wide task, over the narrow one's inputs in its order
         via = _fresh(f"{tid}.wider", plan)
         tasks.insert(tasks.index(plan.task(tid)), Task(via, wide.type, wide.config))
-        feed = [(u, via) for u in ups if u is not None]
+        feed = [(p, via) for p in plan.parents[tid]]
     streams: list[tuple[str, str]] = []
     placed = False
     for up, down in plan.streams:
