@@ -44,7 +44,7 @@ Examples
 ...         "streams": [["s", "f"], ["f", "o"]]})
 >>> m = Manager(match=policy)
 >>> _ = m.submit(flow("wide", 0, 100))
->>> plan, done = contain(flow("narrow", 10, 20), m, policy)
+>>> plan, done, sig = contain(flow("narrow", 10, 20), m, policy)
 >>> [(t.id, t.config) for t in plan.tasks], plan.parents["f"]
 ([('s', 0), ('f.wider', [0, 100]), ('f', [10, 20]), ('o', 0)], ('f.wider',))
 >>> done
@@ -55,7 +55,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -100,12 +100,15 @@ class RunningGraph(Protocol):
     def running_task(self, task_id: str) -> RunningTask:
         """A running task by id."""
 
-    def running_children(self, task_id: str) -> Iterable[RunningTask]:
-        """The running tasks that read a running task's output."""
+    def running_children(self, task_id: str, type_: str | None = None,
+                         ) -> Iterable[RunningTask]:
+        """The running tasks (of a type, if given) that read a running task's output, in any
+        order (:func:`contain` orders the candidates by id)."""
 
 
 def contain(flow: Dataflow, running: RunningGraph, match: MatchPolicy = EXACT,
-            ) -> tuple[Dataflow, tuple[Rewrite, ...]]:
+            sig: Mapping[str, Signature] | None = None,
+            ) -> tuple[Dataflow, tuple[Rewrite, ...], dict[str, Signature]]:
     """The plan of a de-dup dataflow under ``match``'s containment rules, and its steps.
 
     Parameters
@@ -116,113 +119,151 @@ def contain(flow: Dataflow, running: RunningGraph, match: MatchPolicy = EXACT,
         The running tasks (a :class:`~reuse.core.manager.Manager`).
     match
         The policy: its signatures and its :attr:`~reuse.core.matching.MatchPolicy.containment`.
+    sig
+        ``flow``'s signatures under ``match``, if already computed.
 
     Returns
     -------
     tuple
-        The plan (``flow`` itself when no step applies) and the steps made, in order. The plan
-        holds every task of ``flow`` with its id, type and config, and the same sinks.
+        The plan (``flow`` itself when no step applies), the steps made, in order, and the
+        plan's signatures (it is de-dup). The plan holds every task of ``flow`` with its id,
+        type and config, and the same sinks.
     """
     rules = {r.type: r for r in match.containment}
+    sigs = dict(signatures(flow, match) if sig is None else sig)
     if not rules:
-        return flow, ()
-    plan = flow
-    sig = signatures(plan, match)
+        return flow, (), sigs
+    state = _Plan(flow, sigs, match.ordered_tasks(flow), running, match)
     done: list[Rewrite] = []
-    progress = True
-    while progress:
-        progress = False
-        ordered = match.ordered_tasks(plan)
-        for tid in plan.order:
-            rule = rules.get(plan.task(tid).type)
-            if rule is None:
-                continue
-            step = _step(plan, sig, tid, tid in ordered, rule, running, match)
-            if step is not None:
-                plan, sig, rewrite = step
-                done.append(rewrite)
-                progress = True
-                break
-    return plan, tuple(done)
+    i = 0
+    # One pass in topological order. A step changes only the rewritten task and what is below
+    # it, so the tasks before it stay as they were decided; the rewritten task is looked at
+    # again (a narrower running task may read the one it now reads).
+    while i < len(state.plan.order):
+        tid = state.plan.order[i]
+        rule = rules.get(state.plan.task(tid).type)
+        rewrite = None if rule is None else state.step(tid, rule)
+        if rewrite is None:
+            i += 1
+            continue
+        done.append(rewrite)
+        i = state.plan.order.index(tid)
+    return state.plan, tuple(done), state.sig
 
 
-def _key(match: MatchPolicy, task: Task) -> str:
-    return task.config_key if match is EXACT else match.config_key(task.type, task.config)
+class _Plan:
+    """A plan being rewritten: the dataflow, its signatures, the tasks whose input order
+    counts, and each task's config key (computed once: canonical forms cost JSON)."""
 
+    def __init__(self, plan: Dataflow, sig: dict[str, Signature], ordered: frozenset[str],
+                 running: RunningGraph, match: MatchPolicy) -> None:
+        self.plan, self.sig, self.ordered = plan, sig, ordered
+        self.running, self.match = running, match
+        self._keys: dict[tuple[str, str], str] = {}
 
-def _step(plan: Dataflow, sig: Mapping[str, Signature], tid: str, ordered: bool,
-          rule: ContainmentRule, running: RunningGraph, match: MatchPolicy,
-          ) -> tuple[Dataflow, dict[str, Signature], Rewrite] | None:
-    """One rewrite of ``tid`` behind a running wider task, or ``None``. ``ordered``: whether
-    ``tid``'s input order counts (:meth:`~reuse.core.matching.MatchPolicy.ordered_tasks`)."""
-    task = plan.task(tid)
-    parents = plan.parents[tid]
-    if not parents or running.running_by_signature(sig[tid]) is not None:
-        return None  # a source, or already running as it is: the ordinary merge shares it
-    ups = [running.running_by_signature(sig[p]) for p in parents]
-    if any(u is None for u in ups):
-        return None  # a wide task over the same inputs needs those inputs running
-    # The residual sees its inputs in the order the wide task reads them: where the order
-    # counts for the narrow task, it must be the same order.
-    want = [sig[p] for p in parents]
-    if not ordered:
-        want.sort()
-    found = []
-    for c in running.running_children(ups[0].id):  # type: ignore[union-attr]
-        has = [running.running_task(p).signature for p in c.parents]
+    def key(self, task: Task) -> str:
+        """The config key signatures hash, by type and config as written."""
+        if task.abstract not in self._keys:
+            self._keys[task.abstract] = (task.config_key if self.match is EXACT
+                                         else self.match.config_key(task.type, task.config))
+        return self._keys[task.abstract]
+
+    def signature(self, tid: str, sig: Mapping[str, Signature], parents: Sequence[str],
+                  ordered: bool) -> Signature:
+        """A task's signature as :func:`~reuse.core.equivalence.signatures` computes it."""
+        task = self.plan.task(tid)
+        inputs = self.match.inputs(parents, sig, ordered)
+        return task_signature(task.type, self.key(task), [sig[p] for p in inputs],
+                              ordered=self.match.ordered_hash)
+
+    def step(self, tid: str, rule: ContainmentRule) -> Rewrite | None:
+        """Rewrite ``tid`` behind a running wider task, or ``None`` (nothing changed)."""
+        plan, sig, running = self.plan, self.sig, self.running
+        task = plan.task(tid)
+        parents = plan.parents[tid]
+        if not parents or running.running_by_signature(sig[tid]) is not None:
+            return None  # a source, or already running as it is: the ordinary merge shares it
+        ups = [running.running_by_signature(sig[p]) for p in parents]
+        if any(u is None for u in ups):
+            return None  # a wide task over the same inputs needs those inputs running
+        # The residual sees its inputs in the order the wide task reads them: where the order
+        # counts for the narrow task, it must be the same order.
+        ordered = tid in self.ordered
+        want = [sig[p] for p in parents]
         if not ordered:
-            has.sort()
-        if c.type == task.type and has == want and rule.contains(c.config, task.config):
-            found.append(c)
-    if not found:
+            want.sort()
+        found = []
+        for c in running.running_children(ups[0].id, task.type):  # type: ignore[union-attr]
+            if len(c.parents) != len(want):
+                continue
+            has = [running.running_task(p).signature for p in c.parents]
+            if not ordered:
+                has.sort()
+            if has == want and rule.contains(c.config, task.config):
+                found.append(c)
+        if not found:
+            return None
+        found.sort(key=lambda c: c.id)
+        key = self.key(task)
+        shared = [c for c in found if running.running_by_signature(task_signature(
+            task.type, key, [c.signature], ordered=self.match.ordered_hash)) is not None]
+        narrowest = found[0]
+        for c in found[1:]:
+            if rule.contains(narrowest.config, c.config):
+                narrowest = c
+        for c in shared + [narrowest] + [c for c in found if c is not narrowest
+                                         and c not in shared]:
+            via = self.behind(tid, ordered, c)
+            if via is not None:
+                return Rewrite(tid, c.id, via, rule.name)
         return None
-    found.sort(key=lambda c: c.id)
-    key = _key(match, task)
-    shared = [c for c in found if running.running_by_signature(
-        task_signature(task.type, key, [c.signature], ordered=match.ordered_hash)) is not None]
-    narrowest = found[0]
-    for c in found[1:]:
-        if rule.contains(narrowest.config, c.config):
-            narrowest = c
-    order = shared + [narrowest] + [c for c in found if c is not narrowest and c not in shared]
-    for c in order:
-        out = _behind(plan, sig, tid, c, match)
-        if out is not None:
-            new, new_sig, via = out
-            return new, new_sig, Rewrite(tid, c.id, via, rule.name)
-    return None
 
-
-def _behind(plan: Dataflow, sig: Mapping[str, Signature], tid: str, wide: RunningTask,
-            match: MatchPolicy,
-            ) -> tuple[Dataflow, dict[str, Signature], str] | None:
-    """``plan`` with ``tid`` reading from a copy of ``wide`` (or the plan's own task of its
-    signature) instead of its inputs; ``None`` unless the copy gets ``wide``'s signature (the
-    copy's inputs, and whether their order counts, are decided on the new plan)."""
-    by_sig = {s: t for t, s in sig.items()}
-    via = by_sig.get(wide.signature)
-    tasks = list(plan.tasks)
-    feed: list[tuple[str, str]] = []
-    if via is None:  # a copy of the wide task, over the narrow one's inputs in its order
-        via = _fresh(f"{tid}.wider", plan)
-        tasks.insert(tasks.index(plan.task(tid)), Task(via, wide.type, wide.config))
-        feed = [(p, via) for p in plan.parents[tid]]
-    streams: list[tuple[str, str]] = []
-    placed = False
-    for up, down in plan.streams:
-        if down != tid:
-            streams.append((up, down))
-        elif not placed:  # the narrow task's inputs are replaced where its first one was
-            streams += [*feed, (via, tid)]
-            placed = True
-    try:
-        new = Dataflow(plan.id, tuple(tasks), tuple(streams), source=plan.source)
-    except DataflowError:  # pragma: no cover - the wide task never descends from the narrow
-        return None
-    new_sig = signatures(new, match)
-    if new_sig[via] != wide.signature or len(set(new_sig.values())) != len(new_sig):
-        return None
-    return new, new_sig, via
+    def behind(self, tid: str, ordered: bool, wide: RunningTask) -> str | None:
+        """Make ``tid`` read from a copy of ``wide`` (or the plan's own task of its signature)
+        instead of its inputs, and return the copy's id; ``None`` (nothing changed) unless the
+        copy gets ``wide``'s signature and the plan stays de-dup."""
+        plan, sig = self.plan, self.sig
+        by_sig = {s: t for t, s in sig.items()}
+        via = by_sig.get(wide.signature)
+        tasks = list(plan.tasks)
+        feed: list[tuple[str, str]] = []
+        if via is None:  # a copy of the wide task, over the narrow one's inputs in its order
+            copy = Task(_fresh(f"{tid}.wider", plan), wide.type, wide.config)
+            # the copy's input order counts iff the narrow task's does (it is its one child)
+            inputs = self.match.inputs(plan.parents[tid], sig, ordered)
+            if task_signature(copy.type, self.key(copy), [sig[p] for p in inputs],
+                              ordered=self.match.ordered_hash) != wide.signature:
+                return None
+            via = copy.id
+            tasks.insert(tasks.index(plan.task(tid)), copy)
+            feed = [(p, via) for p in plan.parents[tid]]
+        streams: list[tuple[str, str]] = []
+        placed = False
+        for up, down in plan.streams:
+            if down != tid:
+                streams.append((up, down))
+            elif not placed:  # the narrow task's inputs are replaced where its first one was
+                streams += [*feed, (via, tid)]
+                placed = True
+        try:
+            new = Dataflow(plan.id, tuple(tasks), tuple(streams), source=plan.source)
+        except DataflowError:  # pragma: no cover - the wide task never descends from the narrow
+            return None
+        # the signatures change for the narrow task and what is below it, nothing else
+        ordered_new = self.ordered | {via} if ordered else self.ordered
+        new_sig = dict(sig)
+        new_sig[via] = wide.signature
+        changed = {via}
+        self.plan = new  # self.signature reads the new plan's tasks
+        for t in new.order[new.order.index(tid):]:
+            if t == tid or any(p in changed for p in new.parents[t]):
+                new_sig[t] = self.signature(t, new_sig, new.parents[t], t in ordered_new)
+                changed.add(t)
+        if len(set(new_sig.values())) != len(new_sig):
+            self.plan = plan
+            return None
+        self.sig, self.ordered = new_sig, ordered_new
+        return via
 
 
 def _fresh(wanted: str, plan: Dataflow) -> str:

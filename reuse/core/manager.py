@@ -98,7 +98,8 @@ class Manager:
         self._submitted: dict[str, Dataflow] = {}
         self._plans: dict[str, Dataflow] = {}  # dag -> what was merged (containment rewrites)
         self._rewrites: dict[str, tuple[Rewrite, ...]] = {}
-        self._children: dict[str, set[str]] = {}  # running task id -> running ids reading it
+        # running task id -> type -> the running tasks of that type reading it
+        self._children: dict[str, dict[str, set[str]]] = {}
         self._sigs: dict[str, dict[str, Signature]] = {}  # dag -> task id -> signature
         self._sigset: dict[str, frozenset[Signature]] = {}
         self._tasks: dict[Signature, RunningTask] = {}
@@ -130,9 +131,13 @@ class Manager:
         """The running task of an equivalence class, if one runs."""
         return self._tasks.get(signature)
 
-    def running_children(self, task_id: str) -> tuple[RunningTask, ...]:
-        """The running tasks that read a running task's output, by id."""
-        return tuple(self._tasks[self._sig_of[c]] for c in sorted(self._children[task_id]))
+    def running_children(self, task_id: str, type_: str | None = None,
+                         ) -> tuple[RunningTask, ...]:
+        """The running tasks (of a type, if given) that read a running task's output, in no
+        particular order."""
+        kids = self._children[task_id]
+        ids = kids.get(type_, ()) if type_ is not None else [c for s in kids.values() for c in s]
+        return tuple(self._tasks[self._sig_of[c]] for c in ids)
 
     @property
     def task_count(self) -> int:
@@ -206,9 +211,10 @@ class Manager:
             raise ManagerError("is already submitted (remove it first)", file=flow.source,
                                dag=flow.id)
         sig = check_dedup(flow, self.match)
-        plan, rewrites = contain(flow, self, self.match) if self.match.containment else (flow, ())
-        if rewrites:
-            sig = check_dedup(plan, self.match)
+        rewrites: tuple[Rewrite, ...] = ()
+        plan = flow
+        if self.match.containment:
+            plan, rewrites, sig = contain(flow, self, self.match, sig)
         ordered = self.match.ordered_tasks(plan)
         new_ids: dict[Signature, str] = {}
         taken: set[str] = set()
@@ -258,9 +264,9 @@ class Manager:
             self._sig_of[task.id] = task.signature
             self._users[task.signature] = set()
             self._group_tasks[target].add(task.signature)
-            self._children[task.id] = set()
+            self._children[task.id] = {}
             for p in task.parents:
-                self._children[p].add(task.id)
+                self._children[p].setdefault(task.type, set()).add(task.id)
         for s in sig.values():
             self._users[s].add(flow.id)
         self._submitted[flow.id] = flow
@@ -305,7 +311,10 @@ class Manager:
             del self._users[s]
             del self._children[task.id]
             for p in task.parents:
-                self._children[p].discard(task.id)
+                kids = self._children[p][task.type]
+                kids.discard(task.id)
+                if not kids:
+                    del self._children[p][task.type]
         self._default_tasks -= len(self._submitted[dag_id])
         del self._submitted[dag_id], self._sigs[dag_id], self._sigset[dag_id], self._phi[dag_id]
         del self._plans[dag_id]
@@ -465,10 +474,10 @@ class Manager:
             m._tasks[task.signature] = task
             m._sig_of[task.id] = task.signature
             m._users[task.signature] = set()
-            m._children[task.id] = set()
+            m._children[task.id] = {}
         for task in m._tasks.values():
             for p in task.parents:
-                m._children[p].add(task.id)
+                m._children[p].setdefault(task.type, set()).add(task.id)
         for item in state["submitted"]:
             flow = parse_dataflow(item["dag"], source=item.get("source"))
             plan = flow

@@ -126,7 +126,7 @@ def test_what_is_not_provably_inside_is_left_as_submitted():
                 chain("other-src", (10, 20), src="S2"),  # other inputs
                 flow("other-parent", [("s", "S1", "source"), ("p", "P", 1), ("f", "F", [1, 2]),
                                       ("o", "O", 0)], [["s", "p"], ["p", "f"], ["f", "o"]])):
-        assert contain(dag, m, TOY) == (dag, ())
+        assert contain(dag, m, TOY)[:2] == (dag, ())
     assert contain(chain("narrow", (10, 20)), m, NO_RULES)[1] == ()
     assert contain(chain("same", (0, 30), sink=1), m, TOY)[1] == ()  # merged as it is
 
@@ -320,5 +320,5 @@ def test_a_plan_is_its_own_fixed_point(lo_hi):
     m = Manager(match=TOY)
     m.submit(chain("wide", (0, 30)))
     m.submit(chain("mid", (5, 25)))
-    plan, done = contain(chain("n", lo_hi), m, TOY)
-    assert contain(plan, m, TOY) == (plan, ())
+    plan, done, _ = contain(chain("n", lo_hi), m, TOY)
+    assert contain(plan, m, TOY)[:2] == (plan, ())
