@@ -18,18 +18,20 @@ Why a rewrite of the submitted dataflow, as plain data, rather than a new kind o
 - Unmerge stays the paper's: the plan names ``t_w``, so the dataflow counts among ``t_w``'s
   users, and removing the dataflow that started ``t_w`` leaves it running while a residual's
   dataflow still needs it (Constraint 2 counts the plans' tasks).
-- The rewrite is checked, not trusted: after each step the plan's signatures are recomputed,
-  and the step is kept only if the copy's signature *is* the running task's and the plan is
-  still de-dup. A step that would not share (a wiring or input order the policy sees
-  differently) is refused, and the task is left as submitted.
+- The rewrite is checked, not trusted: at each step the plan's signatures are recomputed
+  (below the narrow task: nothing else changes), and the step is kept only if the copy's
+  signature *is* the running task's and the plan is still de-dup. A step that would not share
+  (a wiring or input order the policy sees differently) is refused, and the task is left as
+  submitted. Where the narrow task's input order counts, the wide task must read its inputs in
+  that order, since the residual sees them in the wide task's order.
+- The rules are the task layer's (:mod:`reuse.tasks.containment`); the core knows no task type.
 
 Which wide task: first one behind which the narrow task already runs (its residual is shared
 too), else the narrowest candidate found by one pass (a candidate replaces the current one when
-the current one contains it), ties by running task id. The step is repeated until nothing
-changes, so a narrow filter can end behind a chain of nested running ones (each step moves it
-one running task down, so this stops). Finding candidates costs the running children of the
-narrow task's first input (:meth:`RunningGraph.running_children`), not a scan of the running
-tasks.
+the current one contains it), ties by running task id. A rewritten task is looked at again, so
+a narrow filter can end behind a chain of nested running ones (each step moves it one running
+task down, so this stops). Candidates are the running children of the narrow task's first
+input, of its type (:meth:`RunningGraph.running_children`), not a scan of the running tasks.
 
 Examples
 --------
@@ -55,7 +57,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -168,11 +170,12 @@ class _Plan:
                                          else self.match.config_key(task.type, task.config))
         return self._keys[task.abstract]
 
-    def signature(self, tid: str, sig: Mapping[str, Signature], parents: Sequence[str],
+    def signature(self, plan: Dataflow, tid: str, sig: Mapping[str, Signature],
                   ordered: bool) -> Signature:
-        """A task's signature as :func:`~reuse.core.equivalence.signatures` computes it."""
-        task = self.plan.task(tid)
-        inputs = self.match.inputs(parents, sig, ordered)
+        """A task's signature in ``plan`` as :func:`~reuse.core.equivalence.signatures`
+        computes it, from its parents' in ``sig``."""
+        task = plan.task(tid)
+        inputs = self.match.inputs(plan.parents[tid], sig, ordered)
         return task_signature(task.type, self.key(task), [sig[p] for p in inputs],
                               ordered=self.match.ordered_hash)
 
@@ -249,20 +252,23 @@ class _Plan:
             new = Dataflow(plan.id, tuple(tasks), tuple(streams), source=plan.source)
         except DataflowError:  # pragma: no cover - the wide task never descends from the narrow
             return None
-        # the signatures change for the narrow task and what is below it, nothing else
+        # The signatures change for the wide task (the plan's own may now have a child whose
+        # input order counts, and then its own order counts too), the narrow task and what is
+        # below it; nothing above: the wide task reads what the narrow one read, and was or is
+        # now ordered iff the narrow one is.
         ordered_new = self.ordered | {via} if ordered else self.ordered
         new_sig = dict(sig)
-        new_sig[via] = wide.signature
+        new_sig[via] = self.signature(new, via, new_sig, via in ordered_new)
+        if new_sig[via] != wide.signature:
+            return None
         changed = {via}
-        self.plan = new  # self.signature reads the new plan's tasks
         for t in new.order[new.order.index(tid):]:
             if t == tid or any(p in changed for p in new.parents[t]):
-                new_sig[t] = self.signature(t, new_sig, new.parents[t], t in ordered_new)
+                new_sig[t] = self.signature(new, t, new_sig, t in ordered_new)
                 changed.add(t)
         if len(set(new_sig.values())) != len(new_sig):
-            self.plan = plan
             return None
-        self.sig, self.ordered = new_sig, ordered_new
+        self.plan, self.sig, self.ordered = new, new_sig, ordered_new
         return via
 
 

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from reuse.core.containment import contain
 from reuse.core.dataflow import Dataflow, parse_dataflow
+from reuse.core.equivalence import signatures
 from reuse.core.invariants import assert_invariants
 from reuse.core.manager import Manager
 from reuse.core.matching import ContainmentRule, MatchPolicy
@@ -230,6 +231,35 @@ def test_the_own_wide_task_is_not_read_in_another_order_either():
     m.submit(both("again", ("a", "b")))
     check(m)
     assert [r.via for r in m.rewrites("again")] == ["w"]
+
+
+def test_reading_its_own_wide_task_must_not_change_that_tasks_signature():
+    """The dataflow's own wide filter reads ``b, a`` and nothing below it sees the order, so it
+    merges with a running one that reads ``a, b`` above a running sum (``a, b`` being the
+    signature order, the two hash alike). Its narrow filter, above a running sum too, reads
+    ``a, b``: reading the wide one would make the wide one's order count, in the order ``b,
+    a``, which is no longer the running task's signature, so the rewrite is refused."""
+    probe = flow("probe", [("s", "S1", "source"), ("a", "P", 0), ("b", "P", 1)],
+                 [["s", "a"], ["s", "b"]])
+    sig = signatures(probe, TOY)
+    x, y = sorted("ab", key=lambda t: sig[t])
+
+    def union_filter(lo, hi, order):
+        return [[order[0], f"f{lo}"], [order[1], f"f{lo}"]]
+
+    wide = flow("wide", [("s", "S1", "source"), ("a", "P", 0), ("b", "P", 1),
+                         ("f0", "F", [0, 30]), ("k", "K", 0), ("o", "O", 0)],
+                [["s", "a"], ["s", "b"], *union_filter(0, 30, (x, y)), ["f0", "k"], ["k", "o"]])
+    both = flow("both", [("s", "S1", "source"), ("a", "P", 0), ("b", "P", 1),
+                         ("f0", "F", [0, 30]), ("f10", "F", [10, 20]), ("k", "K", 1),
+                         ("o", "O", 1)],
+                [["s", "a"], ["s", "b"], *union_filter(0, 30, (y, x)),
+                 *union_filter(10, 20, (x, y)), ["f10", "k"], ["f0", "o"], ["k", "o"]])
+    m = Manager(match=TOY)
+    m.submit(wide)
+    delta = m.submit(both)
+    check(m)
+    assert "wide.f0" in delta.reused and m.rewrites("both") == ()
 
 
 def test_state_and_journal_keep_the_plans():
