@@ -5,6 +5,11 @@
   graph of some submitted sink; the running DAGs are de-dup and pairwise disjoint.
 - Book-keeping: ``Delta`` and ``Phi`` are inverse, and the running DAGs are exactly the connected
   components (see :mod:`reuse.core.manager` for the definition).
+- Containment (issue 25): each submitted DAG's plan (:meth:`~reuse.core.manager.Manager.plan`,
+  what the constraints are checked on) holds every task of the DAG as written and has the same
+  sinks, and each task the rewrite inserted spells a running task; the index of running
+  children matches the running tasks' parents. That a plan computes the DAG's streams is the
+  rules' part, tested against the tasks' code (``tests/tasks/test_containment.py``).
 
 Everything is recomputed from the submitted DAGs alone, independently of the manager's indexes,
 so a bug in the incremental book-keeping shows up as a violation.
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from reuse.core.dataflow import Dataflow
 from reuse.core.equivalence import signatures, task_signature
 from reuse.core.manager import Manager
 
@@ -35,7 +41,9 @@ def violations(m: Manager) -> list[str]:
     # what the submitted DAGs require: one running task per distinct signature
     needed: dict[str, set[str]] = defaultdict(set)
     needed_streams: set[tuple[str, str]] = set()
-    for dag_id, flow in m.submitted.items():
+    for dag_id, asked in m.submitted.items():
+        flow = m.plan(dag_id)
+        out.extend(_plan_violations(m, dag_id, asked, flow))
         sig = signatures(flow, m.match)
         for s in sig.values():
             needed[s].add(dag_id)
@@ -90,8 +98,32 @@ def violations(m: Manager) -> list[str]:
                     out.append(f"sink task {tid} of {d} is not in {d}'s running DAG {rd.id}")
     if set(owner) != set(by_id):
         out.append("running DAGs do not partition the running tasks")
+    for t in running.values():
+        kids = {c.id for c in m.running_children(t.id)}
+        if kids != {c.id for c in running.values() if t.id in c.parents}:
+            out.append(f"running children of {t.id} are recorded wrong")
     if m.default_task_count != sum(len(f) for f in m.submitted.values()):
         out.append("default task count is off")
+    return out
+
+
+def _plan_violations(m: Manager, dag_id: str, asked: Dataflow, plan: Dataflow) -> list[str]:
+    """A plan holds the DAG as written plus copies of running tasks, with the same sinks."""
+    out = []
+    mine = {t.id: t for t in plan.tasks}
+    if any(mine.get(t.id) != t for t in asked.tasks):
+        out.append(f"the plan of {dag_id} lost or changed a task of the DAG")
+    if set(plan.sinks) != set(asked.sinks):
+        out.append(f"the plan of {dag_id} has other sinks than the DAG")
+    if plan is not asked:
+        sig = signatures(plan, m.match)
+        for tid in set(mine) - {t.id for t in asked.tasks}:
+            if m.running_by_signature(sig[tid]) is None:
+                out.append(f"the plan of {dag_id} inserted {tid}, which spells no running task")
+        last = {r.task: r for r in m.rewrites(dag_id)}  # a task rewritten twice reads the last
+        for r in last.values():
+            if r.via not in plan.parents.get(r.task, ()):
+                out.append(f"the plan of {dag_id} does not read {r.task} from {r.via}")
     return out
 
 
@@ -113,8 +145,8 @@ def _components(m: Manager) -> set[frozenset[str]]:
         return x
 
     first: dict[str, str] = {}
-    for dag_id, flow in m.submitted.items():
-        for s in signatures(flow, m.match).values():
+    for dag_id in m.submitted:
+        for s in signatures(m.plan(dag_id), m.match).values():
             other = first.setdefault(s, dag_id)
             parent[find(dag_id)] = find(other)
     groups: dict[str, set[str]] = defaultdict(set)

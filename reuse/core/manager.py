@@ -20,6 +20,13 @@ by the first rule, so we define a running DAG as a connected component of the re
 running task with", taken over the submitted DAGs (each submitted DAG is always whole inside one
 running DAG). For connected submitted DAGs this is the paper's stream-connected component.
 
+Containment. Under a policy with containment rules (issue 25, item 3), ``submit`` first rewrites
+the dataflow into its *plan* (:func:`reuse.core.containment.contain`): a narrow task reads from
+a running wider one, spelled in the plan as that running task. The manager merges and unmerges
+the plan; :attr:`submitted` keeps the dataflow as the user wrote it, and ``Default`` counts that.
+A running task's users are the DAGs whose *plans* hold it, so a wider task stays while a
+residual's dataflow needs it.
+
 Costs. ``submit`` is O(|D_n|) plus moving the smaller running DAGs of ``Y`` into the largest
 (small-to-large, so each DAG moves O(log n) times in total). ``remove`` is O(|D_r|) when the
 removed DAG's remaining tasks form one connected piece (the common case: one source); otherwise a
@@ -34,6 +41,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from reuse.core.containment import Rewrite, contain
 from reuse.core.dataflow import Dataflow, parse_dataflow
 from reuse.core.equivalence import Signature, check_dedup
 from reuse.core.errors import ManagerError
@@ -88,6 +96,10 @@ class Manager:
         self._journal = journal
         self.match = match
         self._submitted: dict[str, Dataflow] = {}
+        self._plans: dict[str, Dataflow] = {}  # dag -> what was merged (containment rewrites)
+        self._rewrites: dict[str, tuple[Rewrite, ...]] = {}
+        # running task id -> type -> the running tasks of that type reading it
+        self._children: dict[str, dict[str, set[str]]] = {}
         self._sigs: dict[str, dict[str, Signature]] = {}  # dag -> task id -> signature
         self._sigset: dict[str, frozenset[Signature]] = {}
         self._tasks: dict[Signature, RunningTask] = {}
@@ -105,6 +117,27 @@ class Manager:
     def submitted(self) -> Mapping[str, Dataflow]:
         """The submitted DAGs ``D``, in submission order."""
         return self._submitted
+
+    def plan(self, dag_id: str) -> Dataflow:
+        """The dataflow merged for a submitted DAG: the DAG itself, or its containment rewrite
+        (:mod:`reuse.core.containment`), which holds every task of the DAG and the same sinks."""
+        return self._plans[dag_id]
+
+    def rewrites(self, dag_id: str) -> tuple[Rewrite, ...]:
+        """The containment steps that made a submitted DAG's plan (empty: none)."""
+        return self._rewrites.get(dag_id, ())
+
+    def running_by_signature(self, signature: Signature) -> RunningTask | None:
+        """The running task of an equivalence class, if one runs."""
+        return self._tasks.get(signature)
+
+    def running_children(self, task_id: str, type_: str | None = None,
+                         ) -> tuple[RunningTask, ...]:
+        """The running tasks (of a type, if given) that read a running task's output, in no
+        particular order."""
+        kids = self._children[task_id]
+        ids = kids.get(type_, ()) if type_ is not None else [c for s in kids.values() for c in s]
+        return tuple(self._tasks[self._sig_of[c]] for c in ids)
 
     @property
     def task_count(self) -> int:
@@ -148,7 +181,7 @@ class Manager:
 
     def sink_map(self, dag_id: str) -> dict[str, str]:
         """Each sink of a submitted DAG -> the running task producing its output."""
-        flow = self._submitted[dag_id]
+        flow = self._plans[dag_id]
         return {s: self.running_id(dag_id, s) for s in flow.sinks}
 
     def running_dags(self) -> list[RunningDag]:
@@ -172,15 +205,20 @@ class Manager:
         whose signature is already running (that set is closed under ancestors); ``T_x = T_n \\
         T_o`` are started, wired by ``S*_x`` inside ``T_x`` and by the boundary streams ``S+_x``
         from ``T_o``; ``Y`` and the new tasks become one running DAG ``D_m``.
+        Under containment rules the merged DAG is the plan (:meth:`plan`), not ``D_n`` as written.
         """
         if flow.id in self._submitted:
             raise ManagerError("is already submitted (remove it first)", file=flow.source,
                                dag=flow.id)
         sig = check_dedup(flow, self.match)
-        ordered = self.match.ordered_tasks(flow)
+        rewrites: tuple[Rewrite, ...] = ()
+        plan = flow
+        if self.match.containment:
+            plan, rewrites, sig = contain(flow, self, self.match, sig)
+        ordered = self.match.ordered_tasks(plan)
         new_ids: dict[Signature, str] = {}
         taken: set[str] = set()
-        for tid in flow.order:
+        for tid in plan.order:
             s = sig[tid]
             if s not in self._tasks:
                 new_ids[s] = self._fresh_id(f"{flow.id}.{tid}", taken)
@@ -190,22 +228,22 @@ class Manager:
             return new_ids[s] if s in new_ids else self._tasks[s].id
 
         start = tuple(
-            RunningTask(new_ids[sig[t]], sig[t], flow.task(t).type, flow.task(t).config,
+            RunningTask(new_ids[sig[t]], sig[t], plan.task(t).type, plan.task(t).config,
                         tuple(rid(sig[p]) for p in
-                              self.match.inputs(flow.parents[t], sig, t in ordered)))
-            for t in flow.order if sig[t] in new_ids)
-        reused = tuple(self._tasks[sig[t]].id for t in flow.order if sig[t] not in new_ids)
-        connect = tuple((rid(sig[u]), rid(sig[d])) for u, d in flow.streams
+                              self.match.inputs(plan.parents[t], sig, t in ordered)))
+            for t in plan.order if sig[t] in new_ids)
+        reused = tuple(self._tasks[sig[t]].id for t in plan.order if sig[t] not in new_ids)
+        connect = tuple((rid(sig[u]), rid(sig[d])) for u, d in plan.streams
                         if sig[u] in new_ids and sig[d] in new_ids)
-        boundary = tuple((rid(sig[u]), rid(sig[d])) for u, d in flow.streams
+        boundary = tuple((rid(sig[u]), rid(sig[d])) for u, d in plan.streams
                          if sig[u] not in new_ids and sig[d] in new_ids)
-        overlapping = {self._group_of(sig[s]) for s in flow.sources if sig[s] in self._tasks}
+        overlapping = {self._group_of(sig[s]) for s in plan.sources if sig[s] in self._tasks}
         merged = tuple(sorted(overlapping, key=_group_key))
         if merged:
             target = max(merged, key=lambda g: (len(self._delta[g]), -_group_key(g)[1]))
         else:
             target = f"R{self._next_group}"
-        sinks = {s: rid(sig[s]) for s in flow.sinks}
+        sinks = {s: rid(sig[s]) for s in plan.sinks}
         delta = PlanDelta("submit", flow.id, start=start, connect=connect, boundary=boundary,
                           reused=reused, merged=merged, running_dag=target, sinks=sinks)
         self._write({"op": "submit", "dag": flow.to_dict(), "source": flow.source})
@@ -226,9 +264,15 @@ class Manager:
             self._sig_of[task.id] = task.signature
             self._users[task.signature] = set()
             self._group_tasks[target].add(task.signature)
+            self._children[task.id] = {}
+            for p in task.parents:
+                self._children[p].setdefault(task.type, set()).add(task.id)
         for s in sig.values():
             self._users[s].add(flow.id)
         self._submitted[flow.id] = flow
+        self._plans[flow.id] = plan
+        if rewrites:
+            self._rewrites[flow.id] = rewrites
         self._sigs[flow.id] = sig
         self._sigset[flow.id] = frozenset(sig.values())
         self._phi[flow.id] = target
@@ -247,26 +291,34 @@ class Manager:
         """
         if dag_id not in self._submitted:
             raise ManagerError("is not submitted", dag=dag_id)
-        flow = self._submitted[dag_id]
+        plan = self._plans[dag_id]
         sig = self._sigs[dag_id]
         gid = self._phi[dag_id]
-        stop_sigs = [sig[t] for t in reversed(flow.order) if self._users[sig[t]] == {dag_id}]
+        stop_sigs = [sig[t] for t in reversed(plan.order) if self._users[sig[t]] == {dag_id}]
         stopping = set(stop_sigs)
         stop = tuple(self._tasks[s].id for s in stop_sigs)
         disconnect = tuple((p, self._tasks[s].id) for s in stop_sigs
                            for p in self._tasks[s].parents)
-        pieces = _pieces(flow, sig, stopping)
+        pieces = _pieces(plan, sig, stopping)
         self._write({"op": "remove", "dag": dag_id})
 
         # commit
         for s in self._sigset[dag_id]:
             self._users[s].discard(dag_id)
-        for s in stop_sigs:
+        for s in stop_sigs:  # children first: a stopped task's children are stopped too
             task = self._tasks.pop(s)
             del self._sig_of[task.id]
             del self._users[s]
+            del self._children[task.id]
+            for p in task.parents:
+                kids = self._children[p][task.type]
+                kids.discard(task.id)
+                if not kids:
+                    del self._children[p][task.type]
+        self._default_tasks -= len(self._submitted[dag_id])
         del self._submitted[dag_id], self._sigs[dag_id], self._sigset[dag_id], self._phi[dag_id]
-        self._default_tasks -= len(flow)
+        del self._plans[dag_id]
+        self._rewrites.pop(dag_id, None)
         self._delta[gid].discard(dag_id)
         self._group_tasks[gid] -= stopping
         if not self._delta[gid]:
@@ -386,8 +438,7 @@ class Manager:
         """The whole state as JSON data (see :mod:`reuse.core.state`)."""
         state: dict[str, Any] = {
             "version": 1,
-            "submitted": [{"dag": f.to_dict(), "source": f.source} for f in
-                          self._submitted.values()],
+            "submitted": [self._submitted_state(d) for d in self._submitted],
             "tasks": [t.to_dict() for t in self._tasks.values()],
             "phi": dict(self._phi),
             "next_group": self._next_group,
@@ -396,12 +447,22 @@ class Manager:
             state["match"] = self.match.name
         return state
 
+    def _submitted_state(self, dag_id: str) -> dict[str, Any]:
+        flow = self._submitted[dag_id]
+        item: dict[str, Any] = {"dag": flow.to_dict(), "source": flow.source}
+        if dag_id in self._rewrites:
+            item["plan"] = self._plans[dag_id].to_dict()
+            item["rewrites"] = [r.__dict__ for r in self._rewrites[dag_id]]
+        return item
+
     @classmethod
     def from_state(cls, state: Mapping[str, Any], journal: Journal | None = None, *,
                    match: MatchPolicy = EXACT) -> Manager:
         """Rebuild a manager from :meth:`to_state` data (the inverse, checked by the tests).
 
         ``match`` must be the policy the state was saved under (its signatures depend on it).
+        A DAG's plan is read as saved, not rewritten again: the rewrite depended on what was
+        running when the DAG was submitted.
         """
         saved = state.get("match", EXACT.name)
         if saved != match.name:
@@ -413,11 +474,20 @@ class Manager:
             m._tasks[task.signature] = task
             m._sig_of[task.id] = task.signature
             m._users[task.signature] = set()
+            m._children[task.id] = {}
+        for task in m._tasks.values():
+            for p in task.parents:
+                m._children[p].setdefault(task.type, set()).add(task.id)
         for item in state["submitted"]:
             flow = parse_dataflow(item["dag"], source=item.get("source"))
-            sig = check_dedup(flow, match)
+            plan = flow
+            if "plan" in item:
+                plan = parse_dataflow(item["plan"], source=item.get("source"))
+                m._rewrites[flow.id] = tuple(Rewrite(**r) for r in item["rewrites"])
+            sig = check_dedup(plan, match)
             gid = state["phi"][flow.id]
             m._submitted[flow.id] = flow
+            m._plans[flow.id] = plan
             m._sigs[flow.id] = sig
             m._sigset[flow.id] = frozenset(sig.values())
             m._phi[flow.id] = gid

@@ -18,6 +18,11 @@ the :class:`~reuse.core.manager.Manager`:
   order-free tasks are wired to their inputs in signature order, so a running task's signature
   always names the order it reads its inputs in.
 
+A policy may also carry :class:`ContainmentRule` s (issue 25, item 3): a task whose config is
+*contained* in a running task's (a narrower filter over the same inputs) reads that task's output
+instead of its inputs. :func:`reuse.core.containment.contain` does the rewrite; the rules, which
+need the task types' semantics, come from the task layer.
+
 Examples
 --------
 >>> from reuse.core.dataflow import Task
@@ -37,7 +42,33 @@ from typing import Any
 
 from reuse.core.dataflow import Dataflow, canonical_config
 
-__all__ = ["MatchPolicy", "EXACT"]
+__all__ = ["ContainmentRule", "MatchPolicy", "EXACT"]
+
+
+@dataclass(frozen=True)
+class ContainmentRule:
+    """A declared containment between two tasks of one type over the same inputs.
+
+    ``contains(wide, narrow)`` must be true only when it is *provable* from the two configs
+    that, fed the same events, a task built from ``narrow`` keeps a subset of what one built
+    from ``wide`` keeps, and that the narrow task applied to the wide one's output gives
+    exactly what it gives applied to the inputs: then the chain ``inputs -> wide -> narrow``
+    is the narrow task, and the narrow task becomes a small residual behind a running wide one.
+    When in doubt (a config it cannot read, an unusual mode), it returns false.
+
+    Attributes
+    ----------
+    name
+        The rule's name, recorded with each rewrite it makes.
+    type
+        The task type it applies to (the wide and the narrow task are both of it).
+    contains
+        ``(wide config, narrow config) -> bool``.
+    """
+
+    name: str
+    type: str
+    contains: Callable[[Any, Any], bool]
 
 
 @dataclass(frozen=True)
@@ -54,11 +85,14 @@ class MatchPolicy:
     commutes
         ``type -> bool``: whether a task of the type treats its inputs as one union (``None``:
         the paper's model, every task's inputs are order-free and keep the submitter's order).
+    containment
+        The containment rules the manager applies at submit (none: no rewrite).
     """
 
     name: str
     canonical: Callable[[str, Any], Any] | None = None
     commutes: Callable[[str], bool] | None = None
+    containment: tuple[ContainmentRule, ...] = ()
 
     @property
     def ordered_hash(self) -> bool:

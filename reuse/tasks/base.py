@@ -104,6 +104,26 @@ class Task:
         """A type's canonical form; may raise on a config it cannot read."""
         return config
 
+    @classmethod
+    def contains(cls, wide: Any, narrow: Any) -> bool:
+        """Whether a task of config ``narrow`` may read a task of config ``wide`` (issue 25,
+        item 3): for every input, the narrow task fed the wide one's outputs emits exactly what
+        it emits fed the input itself. For filters: whatever the narrow one keeps, the wide one
+        keeps unchanged (or changed in a way the narrow one treats the same).
+
+        True only when the configs prove it; a config the type cannot read, or any doubt, is
+        false. The base type proves nothing.
+        """
+        try:
+            return bool(cls._contains(wide, narrow))
+        except (TypeError, ValueError, KeyError, IndexError, OverflowError):
+            return False
+
+    @classmethod
+    def _contains(cls, wide: Any, narrow: Any) -> bool:
+        """A type's containment proof; may raise on a config it cannot read."""
+        return False
+
     def __init__(self, config: Any) -> None:
         self.config = config
 

@@ -57,6 +57,61 @@ class RangeFilter(Task):
         c.setdefault("mode", "drop")
         return c
 
+    @classmethod
+    def _contains(cls, wide: Any, narrow: Any) -> bool:
+        """``narrow`` may read ``wide``'s output when every observation ``narrow`` finds
+        valid, ``wide`` finds valid too, and the modes agree.
+
+        Per observation ``(k, v)``, :meth:`valid` depends on ``k``'s range only, and the same
+        way for a value that is not a finite number in range: a missing field passes, ``None``,
+        a bool and NaN fail, another non-number passes. So ``valid_narrow => valid_wide`` for
+        every ``(k, v)`` iff every field ``wide`` ranges, ``narrow`` ranges too, inside (``A <=
+        a`` and ``b <= B``) or empty (``a > b``: it rejects every number). Then, per event:
+
+        - ``drop`` behind ``drop``: ``wide`` passes the event unchanged or drops it, and it
+          drops only events ``narrow`` drops.
+        - ``null`` behind ``null``: ``wide`` sets its bad values to ``None``; those fields are
+          ranged by ``narrow``, which finds ``None`` bad, and were bad for ``narrow`` anyway, so
+          ``narrow`` nulls the same fields and builds the same event (:func:`derive` keeps
+          the same keys of either input).
+        - ``drop`` behind ``null``: an event ``wide`` nulls has a ``None`` in a field ``narrow``
+          ranges, so ``narrow`` drops it, as it drops the original.
+
+        ``null`` behind ``drop`` is not exact (``wide`` drops what ``narrow`` passes nulled), nor
+        is a mode other than these two (the constructor treats it as ``null``, but it spells a
+        config we do not reason about), a bound that is not a finite number, a range that is not
+        a list of two, or a field named ``""`` (what a single observation without ``obs`` is
+        checked as).
+        """
+        w_ranges, w_mode = cls._read(wide)
+        n_ranges, n_mode = cls._read(narrow)
+        if (w_mode, n_mode) not in (("drop", "drop"), ("null", "null"), ("null", "drop")):
+            return False
+        for field, (low, high) in w_ranges.items():
+            if field not in n_ranges:
+                return False
+            a, b = n_ranges[field]
+            if not (a > b or (low <= a and b <= high)):
+                return False
+        return True
+
+    @staticmethod
+    def _read(config: Any) -> tuple[dict[str, tuple[float, float]], str]:
+        """The ranges and mode as the constructor reads them; raises on anything unusual."""
+        c = config_dict(config)
+        ranges = c["valid_range"]
+        if not isinstance(ranges, dict):
+            raise TypeError("valid_range")
+        out = {}
+        for k, v in ranges.items():
+            if not isinstance(v, list) or len(v) < 2 or k == "":
+                raise ValueError(k)
+            out[k] = (to_float(v[0]), to_float(v[1]))
+        mode = c.get("mode", "drop")
+        if mode not in ("drop", "null"):
+            raise ValueError("mode")
+        return out, mode
+
     def __init__(self, config: Any) -> None:
         super().__init__(config)
         ranges = self._cfg("valid_range", required=True)
@@ -97,10 +152,20 @@ class BloomFilter:
     """
 
     def __init__(self, expected_insertions: int, fp_ratio: float) -> None:
-        n = max(1, int(expected_insertions))
-        self.m = max(8, math.ceil(-n * math.log(fp_ratio) / (math.log(2) ** 2)))
-        self.k = max(1, round(self.m / n * math.log(2)))
+        self.m, self.k = self.shape(expected_insertions, fp_ratio)
         self.bits = bytearray((self.m + 7) // 8)
+
+    @staticmethod
+    def shape(expected_insertions: int, fp_ratio: float) -> tuple[int, int]:
+        """``(m, k)`` for ``n`` expected insertions and false-positive rate ``p``: all that the
+        bit positions of an item depend on.
+
+        >>> BloomFilter.shape(1000, 0.01)
+        (9586, 7)
+        """
+        n = max(1, int(expected_insertions))
+        m = max(8, math.ceil(-n * math.log(fp_ratio) / (math.log(2) ** 2)))
+        return m, max(1, round(m / n * math.log(2)))
 
     def _positions(self, item: str) -> list[int]:
         h1 = stable_hash64(item, 1)
@@ -144,6 +209,36 @@ class BloomFilterCheck(Task):
         c["train_offset"] = to_int(c.get("train_offset", 0))
         c["train_file"] = data_path(c["train_file"])
         return c
+
+    @classmethod
+    def _contains(cls, wide: Any, narrow: Any) -> bool:
+        """``narrow`` may read ``wide``'s output when its filter's bits are a subset of
+        ``wide``'s: the same ``field`` and ``train_file``, the same shape ``(m, k)`` (so an id
+        sets the same bit positions in both), and ``narrow``'s training lines among ``wide``'s
+        (``i % s_n == o_n`` implies ``i % s_w == o_w`` when ``s_w`` divides ``s_n`` and ``o_n %
+        s_w == o_w``). Then an id ``narrow`` lets through, ``wide`` lets through, and both pass
+        the event unchanged, so ``narrow`` behind ``wide`` is ``narrow``. Both read the file
+        from the same data folder in one run.
+        """
+        w, n = cls._read(wide), cls._read(narrow)
+        if w[:3] != n[:3]:
+            return False
+        (s_w, o_w), (s_n, o_n) = w[3], n[3]
+        return s_n % s_w == 0 and o_n % s_w == o_w
+
+    @classmethod
+    def _read(cls, config: Any) -> tuple[Any, str, tuple[int, int], tuple[int, int]]:
+        """``field``, ``train_file``, ``(m, k)`` and ``(stride, offset)``, as the constructor
+        reads them; raises on anything it would refuse or we do not reason about."""
+        c = cls._canonical(config_dict(config))
+        p = c["fp_ratio"]
+        if not 0 < p < 1:
+            raise ValueError("fp_ratio")
+        stride, offset = c["train_stride"], c["train_offset"]
+        if stride < 1 or not 0 <= offset < stride:
+            raise ValueError("train_stride")
+        return (c["field"], c["train_file"], BloomFilter.shape(c["expected_insertions"], p),
+                (stride, offset))
 
     def __init__(self, config: Any, data_dir: Any = None) -> None:
         super().__init__(config)

@@ -1,11 +1,13 @@
-"""The match policies by name: ``exact`` and ``semantic`` (issue 25, items 1 and 2).
+"""The match policies by name: ``exact`` and ``semantic`` (issue 25, items 1 to 3).
 
 ``semantic`` compares each task by the canonical form its type declares next to its code
 (:meth:`reuse.tasks.base.Task.canonical`) and lets a task's inputs come in any order when its type
 commutes (:attr:`reuse.tasks.base.Task.commutes`: every stateless task) and nothing downstream of it
 sees the order (see :mod:`reuse.core.matching`). Types the workbench has no code for (the sources
 and the OPMW components, run as Viete's pi) keep the paper's model: config as written, inputs
-order-free, as under ``exact``.
+order-free, as under ``exact``. ``semantic`` also applies the containment rules
+(:mod:`reuse.tasks.containment`): a narrower filter over the same inputs as a running wider one
+reads the wider one's output (:mod:`reuse.core.containment`).
 
 Examples
 --------
@@ -23,6 +25,7 @@ from typing import Any
 from reuse.core.errors import ReuseError
 from reuse.core.matching import EXACT, MatchPolicy
 from reuse.tasks import TASK_TYPES
+from reuse.tasks.containment import containment_rules
 
 __all__ = ["canonical", "commutes", "SEMANTIC", "MATCH_POLICIES", "match_policy"]
 
@@ -39,8 +42,9 @@ def commutes(type_name: str) -> bool:
     return True if cls is None else cls.commutes
 
 
-#: Canonical configs and order-free inputs where the task's code allows them.
-SEMANTIC = MatchPolicy("semantic", canonical=canonical, commutes=commutes)
+#: Canonical configs, order-free inputs where the task's code allows them, and containment.
+SEMANTIC = MatchPolicy("semantic", canonical=canonical, commutes=commutes,
+                       containment=containment_rules())
 
 #: The policies ``--match`` names.
 MATCH_POLICIES: dict[str, MatchPolicy] = {"exact": EXACT, "semantic": SEMANTIC}

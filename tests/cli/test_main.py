@@ -166,3 +166,29 @@ def test_plan_match_semantic_merges_what_exact_keeps_apart(tmp_path, capsys):
         main(["plan", "--dags", str(dags), "--trace", str(trace), "--out", "x.csv",
               "--match", "fuzzy"])
     assert exc.value.code == 2 and "invalid choice: 'fuzzy'" in capsys.readouterr().err
+
+
+def test_plan_match_semantic_shares_a_wider_filter(tmp_path, capsys):
+    """Three tenants filter one parsed stream: the narrow ones read the wide one's output, so
+    the wide filter is shared (and kept after its owner leaves) where exact runs three."""
+    dags = tmp_path / "dags"
+    dags.mkdir()
+    for name, lo, hi in (("wide", 0, 40), ("mid", 5, 30), ("narrow", 10, 20)):
+        write(dags, f"{name}.json", {"id": name, "tasks": [
+            {"id": "src", "type": "SYS", "config": "source"},
+            {"id": "parse", "type": "SenMLParse", "config": {"fields": ["t"]}},
+            {"id": "range", "type": "RangeFilter", "config": {"valid_range": {"t": [lo, hi]}}},
+            {"id": "out", "type": "MQTTPublish", "config": {"topic": name}}],
+            "streams": [["src", "parse"], ["parse", "range"], ["range", "out"]]})
+    trace = write(tmp_path, "t.json", {"ops": [{"op": "submit", "dag": d} for d in
+                                             ("wide", "mid", "narrow")]
+                                       + [{"op": "remove", "dag": "wide"}]})
+    tasks = {}
+    for match in ("exact", "semantic"):
+        out = tmp_path / f"{match}.csv"
+        assert main(["plan", "--dags", str(dags), "--trace", str(trace), "--out", str(out),
+                     "--match", match]) == 0
+        tasks[match] = [r["reuse_tasks"] for r in csv.DictReader(out.open())]
+    # same counts at submit (a residual replaces the narrow filter), the wide one kept after
+    assert tasks == {"exact": ["4", "6", "8", "6"], "semantic": ["4", "6", "8", "7"]}
+    assert "3 containment rewrites in 2 submits" in capsys.readouterr().out

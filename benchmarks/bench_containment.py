@@ -1,0 +1,82 @@
+"""Planner cost per operation with containment (issue 25, item 3): exact vs semantic at N tasks.
+
+Builds a running state of N tasks from :mod:`bench_manager`'s synthetic dataflows, with every
+``Filter`` made a ``RangeFilter`` whose range is drawn from a 9-point grid (so many filters
+share inputs and nest: a containment-heavy mix), then times submit + remove of fresh 10-task
+DAGs against it under ``exact``, ``semantic`` without containment, and ``semantic``. Prints one
+row per policy: per-op median and mean, and how many of the timed submits were rewritten.
+
+    .venv/bin/python benchmarks/bench_containment.py [--tasks 100000] [--ops 500] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_manager import synthetic_dag  # noqa: E402
+
+from reuse.core.dataflow import Dataflow, Task  # noqa: E402
+from reuse.core.equivalence import dedup  # noqa: E402
+from reuse.core.manager import Manager  # noqa: E402
+from reuse.core.matching import EXACT, MatchPolicy  # noqa: E402
+from reuse.tasks.matching import SEMANTIC  # noqa: E402
+
+
+def ranged_dag(rng: random.Random, name: str, match: MatchPolicy) -> Dataflow:
+    """A synthetic 10-task DAG whose ``Filter`` tasks are range filters on one field."""
+    d = synthetic_dag(rng, name, 10)
+    tasks = []
+    for t in d.tasks:
+        if t.type == "Filter":
+            lo, hi = sorted([rng.randrange(9), rng.randrange(9)])
+            t = Task(t.id, "RangeFilter", {"valid_range": {"t": [5 * lo, 5 * hi]}})
+        tasks.append(t)
+    return dedup(Dataflow(name, tuple(tasks), d.streams), match)
+
+
+def measure(match: MatchPolicy, n_tasks: int, ops: int, seed: int) -> dict[str, float]:
+    rng = random.Random(seed)
+    m = Manager(match=match)
+    k = 0
+    while m.task_count < n_tasks:
+        m.submit(ranged_dag(rng, f"D{k}", match))
+        k += 1
+    flows = [ranged_dag(rng, f"X{i}", match) for i in range(ops)]
+    times, rewritten = [], 0
+    for f in flows:
+        t0 = time.perf_counter()
+        m.submit(f)
+        rewritten += bool(m.rewrites(f.id))
+        m.remove(f.id)
+        times.append(time.perf_counter() - t0)
+    return {"tasks": m.task_count, "median_us": statistics.median(times) * 1e6,
+            "mean_us": statistics.mean(times) * 1e6, "rewritten": rewritten}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tasks", type=int, default=100_000)
+    ap.add_argument("--ops", type=int, default=500)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    policies = [("exact", EXACT),
+                ("semantic, no containment", dataclasses.replace(SEMANTIC, containment=())),
+                ("semantic", SEMANTIC)]
+    for label, match in policies:
+        r = measure(match, args.tasks, args.ops, args.seed)
+        print(f"{label:26s} {r['tasks']:>7.0f} tasks: submit+remove median {r['median_us']:6.0f}"
+              f" us, mean {r['mean_us']:6.0f} us; {r['rewritten']:.0f} of {args.ops} submits "
+              "rewritten")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,282 @@
+"""Containment (issue 25, item 3): a narrower task reads a running wider task's output.
+
+A submitted task ``t_n`` of a type with a :class:`~reuse.core.matching.ContainmentRule` (a
+``RangeFilter`` ``[a, b]``), whose own signature is not running, may sit beside a running task
+``t_w`` of the same type over the same inputs whose config contains ``t_n``'s (a running
+``[A, B]`` with ``A <= a`` and ``b <= B``). The rule promises that ``t_w`` keeps a superset of
+what ``t_n`` keeps and that ``t_n`` applied to ``t_w``'s output is ``t_n``: so the dataflow in
+which ``t_n`` reads from ``t_w`` computes the same streams, and ``t_n`` becomes a *residual*
+task that only sees what ``t_w`` let through.
+
+Why a rewrite of the submitted dataflow, as plain data, rather than a new kind of merge:
+
+- :func:`contain` returns a new :class:`~reuse.core.dataflow.Dataflow`, the *plan*, in which
+  ``t_w`` is spelled exactly as the running task (type, config, parents) and ``t_n`` reads from
+  it. The manager then merges the plan by the ordinary signatures: ``t_w``'s copy has the
+  running task's signature, so it is reused like any equal task, and nothing else in the merge
+  changes.
+- Unmerge stays the paper's: the plan names ``t_w``, so the dataflow counts among ``t_w``'s
+  users, and removing the dataflow that started ``t_w`` leaves it running while a residual's
+  dataflow still needs it (Constraint 2 counts the plans' tasks).
+- The rewrite is checked, not trusted: at each step the plan's signatures are recomputed
+  (below the narrow task: nothing else changes), and the step is kept only if the copy's
+  signature *is* the running task's and the plan is still de-dup. A step that would not share
+  (a wiring or input order the policy sees differently) is refused, and the task is left as
+  submitted. Where the narrow task's input order counts, the wide task must read its inputs in
+  that order, since the residual sees them in the wide task's order.
+- The rules are the task layer's (:mod:`reuse.tasks.containment`); the core knows no task type.
+
+Which wide task: first one behind which the narrow task already runs (its residual is shared
+too), else the narrowest candidate found by one pass (a candidate replaces the current one when
+the current one contains it), ties by running task id. A rewritten task is looked at again, so
+a narrow filter can end behind a chain of nested running ones (each step moves it one running
+task down, so this stops). Candidates are the running children of the narrow task's first
+input, of its type (:meth:`RunningGraph.running_children`), not a scan of the running tasks.
+
+Examples
+--------
+>>> from reuse.core.dataflow import parse_dataflow
+>>> from reuse.core.matching import ContainmentRule, MatchPolicy
+>>> from reuse.core.manager import Manager
+>>> inside = ContainmentRule("interval", "F", lambda w, n: w[0] <= n[0] and n[1] <= w[1])
+>>> policy = MatchPolicy("toy", containment=(inside,))
+>>> def flow(dag, lo, hi):
+...     return parse_dataflow({"id": dag, "tasks": [{"id": "s", "type": "S", "config": 0},
+...         {"id": "f", "type": "F", "config": [lo, hi]}, {"id": "o", "type": "O", "config": 0}],
+...         "streams": [["s", "f"], ["f", "o"]]})
+>>> m = Manager(match=policy)
+>>> _ = m.submit(flow("wide", 0, 100))
+>>> plan, done, sig = contain(flow("narrow", 10, 20), m, policy)
+>>> [(t.id, t.config) for t in plan.tasks], plan.parents["f"]
+([('s', 0), ('f.wider', [0, 100]), ('f', [10, 20]), ('o', 0)], ('f.wider',))
+>>> done
+(Rewrite(task='f', wider='wide.f', via='f.wider', rule='interval'),)
+>>> contain(flow("other", 10, 200), m, policy)[1]   # not contained: left as submitted
+()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from reuse.core.dataflow import Dataflow, Task
+from reuse.core.equivalence import Signature, signatures, task_signature
+from reuse.core.errors import DataflowError
+from reuse.core.matching import EXACT, ContainmentRule, MatchPolicy
+from reuse.core.plan import RunningTask
+
+__all__ = ["Rewrite", "RunningGraph", "contain"]
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """One containment step of a plan.
+
+    Attributes
+    ----------
+    task
+        The narrow task of the submitted dataflow, now a residual.
+    wider
+        The running task it reads from (its running id when the rewrite was made).
+    via
+        The plan's task that spells ``wider``: an inserted copy, or a task of the dataflow
+        itself that already had its signature.
+    rule
+        The :class:`~reuse.core.matching.ContainmentRule` that allowed it.
+    """
+
+    task: str
+    wider: str
+    via: str
+    rule: str
+
+
+class RunningGraph(Protocol):
+    """What :func:`contain` reads of the running tasks (the manager provides it)."""
+
+    def running_by_signature(self, signature: Signature) -> RunningTask | None:
+        """The running task of a signature, if one runs."""
+
+    def running_task(self, task_id: str) -> RunningTask:
+        """A running task by id."""
+
+    def running_children(self, task_id: str, type_: str | None = None,
+                         ) -> Iterable[RunningTask]:
+        """The running tasks (of a type, if given) that read a running task's output, in any
+        order (:func:`contain` orders the candidates by id)."""
+
+
+def contain(flow: Dataflow, running: RunningGraph, match: MatchPolicy = EXACT,
+            sig: Mapping[str, Signature] | None = None,
+            ) -> tuple[Dataflow, tuple[Rewrite, ...], dict[str, Signature]]:
+    """The plan of a de-dup dataflow under ``match``'s containment rules, and its steps.
+
+    Parameters
+    ----------
+    flow
+        The submitted dataflow (de-dup under ``match``).
+    running
+        The running tasks (a :class:`~reuse.core.manager.Manager`).
+    match
+        The policy: its signatures and its :attr:`~reuse.core.matching.MatchPolicy.containment`.
+    sig
+        ``flow``'s signatures under ``match``, if already computed.
+
+    Returns
+    -------
+    tuple
+        The plan (``flow`` itself when no step applies), the steps made, in order, and the
+        plan's signatures (it is de-dup). The plan holds every task of ``flow`` with its id,
+        type and config, and the same sinks.
+    """
+    rules = {r.type: r for r in match.containment}
+    sigs = dict(signatures(flow, match) if sig is None else sig)
+    if not rules:
+        return flow, (), sigs
+    state = _Plan(flow, sigs, match.ordered_tasks(flow), running, match)
+    done: list[Rewrite] = []
+    i = 0
+    # One pass in topological order. A step changes only the rewritten task and what is below
+    # it, so the tasks before it stay as they were decided; the rewritten task is looked at
+    # again (a narrower running task may read the one it now reads).
+    while i < len(state.plan.order):
+        tid = state.plan.order[i]
+        rule = rules.get(state.plan.task(tid).type)
+        rewrite = None if rule is None else state.step(tid, rule)
+        if rewrite is None:
+            i += 1
+            continue
+        done.append(rewrite)
+        i = state.plan.order.index(tid)
+    return state.plan, tuple(done), state.sig
+
+
+class _Plan:
+    """A plan being rewritten: the dataflow, its signatures, the tasks whose input order
+    counts, and each task's config key (computed once: canonical forms cost JSON)."""
+
+    def __init__(self, plan: Dataflow, sig: dict[str, Signature], ordered: frozenset[str],
+                 running: RunningGraph, match: MatchPolicy) -> None:
+        self.plan, self.sig, self.ordered = plan, sig, ordered
+        self.running, self.match = running, match
+        self._keys: dict[tuple[str, str], str] = {}
+
+    def key(self, task: Task) -> str:
+        """The config key signatures hash, by type and config as written."""
+        if task.abstract not in self._keys:
+            self._keys[task.abstract] = (task.config_key if self.match is EXACT
+                                         else self.match.config_key(task.type, task.config))
+        return self._keys[task.abstract]
+
+    def signature(self, plan: Dataflow, tid: str, sig: Mapping[str, Signature],
+                  ordered: bool) -> Signature:
+        """A task's signature in ``plan`` as :func:`~reuse.core.equivalence.signatures`
+        computes it, from its parents' in ``sig``."""
+        task = plan.task(tid)
+        inputs = self.match.inputs(plan.parents[tid], sig, ordered)
+        return task_signature(task.type, self.key(task), [sig[p] for p in inputs],
+                              ordered=self.match.ordered_hash)
+
+    def step(self, tid: str, rule: ContainmentRule) -> Rewrite | None:
+        """Rewrite ``tid`` behind a running wider task, or ``None`` (nothing changed)."""
+        plan, sig, running = self.plan, self.sig, self.running
+        task = plan.task(tid)
+        parents = plan.parents[tid]
+        if not parents or running.running_by_signature(sig[tid]) is not None:
+            return None  # a source, or already running as it is: the ordinary merge shares it
+        ups = [running.running_by_signature(sig[p]) for p in parents]
+        if any(u is None for u in ups):
+            return None  # a wide task over the same inputs needs those inputs running
+        # The residual sees its inputs in the order the wide task reads them: where the order
+        # counts for the narrow task, it must be the same order.
+        ordered = tid in self.ordered
+        want = [sig[p] for p in parents]
+        if not ordered:
+            want.sort()
+        found = []
+        for c in running.running_children(ups[0].id, task.type):  # type: ignore[union-attr]
+            if len(c.parents) != len(want):
+                continue
+            has = [running.running_task(p).signature for p in c.parents]
+            if not ordered:
+                has.sort()
+            if has == want and rule.contains(c.config, task.config):
+                found.append(c)
+        if not found:
+            return None
+        found.sort(key=lambda c: c.id)
+        key = self.key(task)
+        shared = [c for c in found if running.running_by_signature(task_signature(
+            task.type, key, [c.signature], ordered=self.match.ordered_hash)) is not None]
+        narrowest = found[0]
+        for c in found[1:]:
+            if rule.contains(narrowest.config, c.config):
+                narrowest = c
+        for c in shared + [narrowest] + [c for c in found if c is not narrowest
+                                         and c not in shared]:
+            via = self.behind(tid, ordered, c)
+            if via is not None:
+                return Rewrite(tid, c.id, via, rule.name)
+        return None
+
+    def behind(self, tid: str, ordered: bool, wide: RunningTask) -> str | None:
+        """Make ``tid`` read from a copy of ``wide`` (or the plan's own task of its signature)
+        instead of its inputs, and return the copy's id; ``None`` (nothing changed) unless the
+        copy gets ``wide``'s signature and the plan stays de-dup."""
+        plan, sig = self.plan, self.sig
+        by_sig = {s: t for t, s in sig.items()}
+        via = by_sig.get(wide.signature)
+        tasks = list(plan.tasks)
+        feed: list[tuple[str, str]] = []
+        if via is None:  # a copy of the wide task, over the narrow one's inputs in its order
+            copy = Task(_fresh(f"{tid}.wider", plan), wide.type, wide.config)
+            # the copy's input order counts iff the narrow task's does (it is its one child)
+            inputs = self.match.inputs(plan.parents[tid], sig, ordered)
+            if task_signature(copy.type, self.key(copy), [sig[p] for p in inputs],
+                              ordered=self.match.ordered_hash) != wide.signature:
+                return None
+            via = copy.id
+            tasks.insert(tasks.index(plan.task(tid)), copy)
+            feed = [(p, via) for p in plan.parents[tid]]
+        streams: list[tuple[str, str]] = []
+        placed = False
+        for up, down in plan.streams:
+            if down != tid:
+                streams.append((up, down))
+            elif not placed:  # the narrow task's inputs are replaced where its first one was
+                streams += [*feed, (via, tid)]
+                placed = True
+        try:
+            new = Dataflow(plan.id, tuple(tasks), tuple(streams), source=plan.source)
+        except DataflowError:  # pragma: no cover - the wide task never descends from the narrow
+            return None
+        # The signatures change for the wide task (the plan's own may now have a child whose
+        # input order counts, and then its own order counts too), the narrow task and what is
+        # below it; nothing above: the wide task reads what the narrow one read, and was or is
+        # now ordered iff the narrow one is.
+        ordered_new = self.ordered | {via} if ordered else self.ordered
+        new_sig = dict(sig)
+        new_sig[via] = self.signature(new, via, new_sig, via in ordered_new)
+        if new_sig[via] != wide.signature:
+            return None
+        changed = {via}
+        for t in new.order[new.order.index(tid):]:
+            if t == tid or any(p in changed for p in new.parents[t]):
+                new_sig[t] = self.signature(new, t, new_sig, t in ordered_new)
+                changed.add(t)
+        if len(set(new_sig.values())) != len(new_sig):
+            return None
+        self.plan, self.sig, self.ordered = new, new_sig, ordered_new
+        return via
+
+
+def _fresh(wanted: str, plan: Dataflow) -> str:
+    taken = {t.id for t in plan.tasks}
+    if wanted not in taken:
+        return wanted
+    n = 2
+    while f"{wanted}#{n}" in taken:
+        n += 1
+    return f"{wanted}#{n}"
