@@ -144,7 +144,7 @@ class Runtime(QueryUpkeep):
                                     "(reuse.runtime.engines.shared.engine.InplaceRuntime)")
         self.merge = self.policy.merge.value
         self.spark = spark
-        self.root = Path(root)
+        self.root = Path(root).resolve()  # executors write here: not relative to their cwd
         self.root.mkdir(parents=True, exist_ok=True)
         self.mode, self.unmerge = self.policy.mode.value, self.policy.unmerge.value
         self.rate, self.trigger_s = float(rate), float(trigger_s)

@@ -322,7 +322,7 @@ class InplaceRuntime:
         self.policy = Policy.of(mode, "inplace")
         self.mode, self.merge, self.unmerge = (self.policy.mode.value, "inplace", "free")
         self.spark = spark
-        self.root = Path(root)
+        self.root = Path(root).resolve()  # executors write here: not relative to their cwd
         self.root.mkdir(parents=True, exist_ok=True)
         self.rate, self.trigger_s = float(rate), float(trigger_s)
         self.data_dir = str(riotbench_dir(data_dir))

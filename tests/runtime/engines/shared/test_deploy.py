@@ -249,3 +249,14 @@ def test_shards_compute_what_the_reference_does(mode: str) -> None:
     # a sink record's digest is the digest of the event it received
     assert all(len(r["d"]) == 16 for rs in seen.values() for r in rs)
     assert digest({"seq": 1}) != digest({"seq": 2})
+
+
+def test_engine_root_is_absolute(tmp_path: Any, monkeypatch: Any) -> None:
+    """Executors write sink records under the run directory; on a standalone cluster their
+    working directory is the worker's, so a relative ``--root`` must be made absolute (a run
+    with ``--root run`` on ``reuse cluster start`` lost every output before this)."""
+    from reuse.runtime.engines.shared.engine import InplaceRuntime
+
+    monkeypatch.chdir(tmp_path)
+    rt = InplaceRuntime(None, "run", shards=1)  # type: ignore[arg-type]
+    assert rt.root == tmp_path / "run" and rt.root.is_absolute()
