@@ -27,8 +27,11 @@ the one the batch uses) with what interactive use needs:
 - **stop leaves nothing running**: the polling thread, the streaming query, the broker ingest
   and its Redis, and the Spark session when this engine started it.
 
-:func:`reuse.runtime.run.run_trace` still drives the engine object for the batch (a prepared
-trace, per-step rows); :meth:`Engine.run_trace` runs such a trace on this engine.
+:meth:`Engine.run_trace` runs a prepared trace on this engine with the batch's trace runner
+(:func:`reuse.runtime.run.run_trace`, per-step rows). ``reuse run`` and the batch's
+``live_run`` still build the shared-query engine themselves rather than an ``Engine``: the
+package's layers put ``reuse.live`` (with its view) above ``reuse.runtime``, and the runtime
+may not import upward. Both drive the same engine class with the same trace runner.
 """
 
 from __future__ import annotations
@@ -124,16 +127,26 @@ class Engine:
         As for :class:`~reuse.runtime.engines.shared.engine.InplaceRuntime` (``rate``: events/s
         per source of the replay; with a broker, what the publisher is expected to send).
     poll_s
-        How often the background thread polls the engine and samples its CPU.
+        How often the background thread polls the engine and samples its CPU (0: no thread,
+        the caller polls, as :meth:`run_trace` does).
     workload
         The dataflows the view's picker offers (a registry name; ``None``: none).
+    record
+        What sinks record: ``"full"`` (whole output events, for :meth:`outputs`) or
+        ``"digest"`` (``seq`` and digest only, as the batch's runs, cheaper).
+    ui
+        Start Spark's web UI (its address is ``eng.spark.sparkContext.uiWebUrl``).
+    catch_up
+        Return only once the new query has caught up with its sources (see
+        :meth:`_catch_up`).
     """
 
     def __init__(self, master: str = "local[2]", source: str = "replay", *,
                  mode: str = "reuse", root: str | Path | None = None, rate: float = 10.0,
                  trigger_s: float = 2.0, shards: int | None = None,
                  data_dir: str | Path | None = None, poll_s: float = 0.5,
-                 workload: str | None = "riot", **engine_kwargs: Any) -> None:
+                 workload: str | None = "riot", record: str = "full", ui: bool = False,
+                 catch_up: bool = True, **engine_kwargs: Any) -> None:
         from pyspark.sql import SparkSession
 
         from reuse.runtime.engines.shared.engine import InplaceRuntime
@@ -144,7 +157,7 @@ class Engine:
         self.workload = workload
         self.poll_s = poll_s
         self._owned = SparkSession.getActiveSession() is None
-        self.spark = get_session(master)
+        self.spark = get_session(master, ui=ui)
         self.lock = threading.RLock()
         self.flows: dict[str, Dataflow] = {}
         self.ops: list[Op] = []
@@ -158,7 +171,7 @@ class Engine:
         try:
             self.runtime = InplaceRuntime(
                 self.spark, self.root, mode=mode, shards=shards, rate=rate, trigger_s=trigger_s,
-                data_dir=None if data_dir is None else str(data_dir), record="full",
+                data_dir=None if data_dir is None else str(data_dir), record=record,
                 source=source, **engine_kwargs)
         except BaseException:
             self._stop_session()
@@ -168,14 +181,17 @@ class Engine:
                 self.meter.add_roots(self.runtime.broker.pids)
             _warm_workers(self.spark, self.runtime.shards)
             self.runtime.start_sources([])
-            self._catch_up()
+            if catch_up:
+                self._catch_up()
             self.meter.start()
         except BaseException:
             self.runtime.close()
             self._stop_session()
             raise
-        self._thread = threading.Thread(target=self._loop, name="reuse-live-poll", daemon=True)
-        self._thread.start()
+        if poll_s > 0:
+            self._thread = threading.Thread(target=self._loop, name="reuse-live-poll",
+                                            daemon=True)
+            self._thread.start()
 
     def _catch_up(self, timeout_s: float = 120.0) -> None:
         """Return once the new query has run a few batches and is within a trigger of the
@@ -357,20 +373,25 @@ class Engine:
             time.sleep(0.2)
 
     def run_trace(self, ops: Sequence[Op], flows: Mapping[str, Dataflow], *,
-                  step_seconds: float = 10.0, check: bool = True) -> list[dict[str, Any]]:
+                  step_seconds: float = 10.0, check: bool = True,
+                  **kwargs: Any) -> list[dict[str, Any]]:
         """Replay a prepared trace on this engine, one operation per ``step_seconds``, and
-        return the per-step rows (as ``reuse run`` writes them)."""
+        return the per-step rows, as ``reuse run`` writes them (``kwargs`` go to
+        :func:`reuse.runtime.run.run_trace`: warm-up, progress)."""
         from reuse.runtime.run import run_trace
 
         self._check()
         self._paused.set()  # run_trace polls the engine itself, from this thread
+        kwargs.setdefault("progress", None)
         try:
             rows = run_trace(self.runtime, flows, ops, step_seconds=step_seconds,
-                             meter=self.meter, check=check, progress=None)
+                             meter=self.meter, check=check, **kwargs)
         finally:
             self._paused.clear()
-        self.flows.update(flows)
-        self.ops.extend(ops)
+        with self.lock:  # what was enacted, in order
+            self.flows.update(flows)
+            self.ops = [Op(e["event"], e["dag"]) for e in self.runtime.log
+                        if e["event"] in ("submit", "remove")]
         return rows
 
     # --- the end -------------------------------------------------------------------------------

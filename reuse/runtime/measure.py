@@ -127,6 +127,9 @@ class CpuMeter:
             return out
 
     def start(self) -> CpuMeter:
+        """Sample in the background (a second call while sampling changes nothing)."""
+        if self._thread is not None and self._thread.is_alive() and not self._stop.is_set():
+            return self
         self._stop.clear()
         self._thread = threading.Thread(target=self._loop, name="cpu-meter", daemon=True)
         self._thread.start()

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from reuse.core.errors import ReuseError
+from reuse.core.traces import Op
 from reuse.live import Engine
 from reuse.runtime.dataplane.publish import Publisher, Stream
 from reuse.testing import riot_flows
@@ -69,6 +70,13 @@ def test_live_engine_merge_outputs_unmerge(spark: Any, tmp_path: Path, mqtt_brok
         assert all(t.reuse_count <= 1 for t in snap.tasks.values())
         assert eng.metrics()["errors"] == []
         view.close()
+        # a prepared trace on the same engine, checked against the reference on everything
+        # the engine ran (the live operations above included)
+        extra = riot_flows("etl-sys")
+        rows = eng.run_trace([Op("submit", "etl-sys")], extra, step_seconds=3.0)
+        assert [(r["op"], r["dag"], r["lost"], r["duplicated"]) for r in rows] == [
+            ("submit", "etl-sys", 0, 0)]
+        assert eng.ops[-1] == Op("submit", "etl-sys") and "etl-sys" in eng.submitted
     finally:
         if eng is not None:
             eng.stop()

@@ -127,7 +127,7 @@ def test_broker_fed_merge_kill_unmerge(spark: Any, tmp_path: Path, mqtt_broker: 
     seen = dag_outputs(root, ledger, limit)
     for dag in ("stats-sys", "clean-sys"):
         got = Counter((r["q"], r["d"]) for t, p in received if t == f"out/{dag}/publish"
-                      for r in [json.loads(p)] if r["q"] < limit)
+                      for r in map(json.loads, p.splitlines()) if r["q"] < limit)
         assert got == seen[dag]["publish"] and got, dag
     # the shards read the publisher's events (its t0 stamps them), they did not generate them
     recs = [r for info in ledger["dags"].values() for rid in info["sinks"].values()
