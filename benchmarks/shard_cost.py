@@ -14,9 +14,15 @@ the same task code over the same ``seq`` with no engine and no records), interle
 ``floor shard floor shard ...``. Printed: each one's CPU per ``seq`` and the shard's ratio to
 the floor of the same repetition, as median [min, max] (:class:`reuse.runtime.spread.Spread`);
 ``task_cpu`` is the engine's own figure (the sum of ``run_shard``'s per-task CPU, what
-``batches.jsonl`` reports as ``shard_cpu_s``). A warm-up batch and a warm-up floor run first
+``batches.jsonl`` reports as ``shard_cpu_s``); ``whole loop`` is the repetition's CPU with the
+claims and state round trips, so collector passes deferred past a ``run_shard`` call are
+charged to the shard. Each timed section starts from a collected heap (``gc.collect()``). A warm-up batch and a warm-up floor run first
 (models trained, files read). ``--profile`` adds a cProfile of the shard batches (top
-functions by own time).
+functions by own time). ``--breakdown`` measures parts of the gap to the floor: the sink
+records (:func:`reuse.runtime.common.execution.record_line` over one batch's recorded events,
+timed alone), the CPU outside the per-task timers (``shard - task_cpu``: mostly freeing the
+batch's events when ``run_shard`` returns) and the floor's own garbage-collector passes (the
+shard pauses the collector for a batch; the floor does not).
 
 Run: ``nice .venv/bin/python benchmarks/shard_cost.py [--shards 1] [--repeat 5] [--profile]``.
 """
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import io
 import json
 import pstats
@@ -61,9 +68,12 @@ class ShardRun:
         self.states: dict[str, Any] = {}
         self.lo = 0
 
-    def run(self, batches: int) -> tuple[float, float, int]:
-        """CPU seconds of ``run_shard`` (all shards), the engine's per-task CPU sum, and seqs."""
+    def run(self, batches: int) -> tuple[float, float, float, int]:
+        """CPU seconds of ``run_shard`` (all shards), the engine's per-task CPU sum, the whole
+        loop (claims and state round trips too, so garbage-collector passes that ``run_shard``
+        defers are charged here), and seqs."""
         cpu = task_cpu = 0.0
+        w0 = time.process_time()
         for _ in range(batches):
             lo, hi = self.lo, self.lo + self.batch
             epoch = self.dep.claim(lo, hi)
@@ -79,7 +89,46 @@ class ShardRun:
                 new.update(res["states"])
             self.states = json.loads(json.dumps(new, separators=(",", ":")))
             self.lo = hi
-        return cpu, task_cpu, batches * self.batch
+        return cpu, task_cpu, time.process_time() - w0, batches * self.batch
+
+
+def breakdown(run: ShardRun, flows: list[Any], shares: bool, dd: str, rate: float,
+              ) -> dict[str, float]:
+    """Parts of the gap to the floor, in ms of CPU per ``seq`` (see the module doc)."""
+    from reuse.runtime.common import execution
+    from reuse.runtime.engines.shared import shard
+
+    seen: list[Any] = []
+    real = shard.record_line
+
+    def spy(ev: Any, now: float) -> str:
+        seen.append(ev)
+        return real(ev, now)
+
+    shard.record_line = spy  # type: ignore[assignment]
+    try:
+        run.run(1)
+    finally:
+        shard.record_line = real  # type: ignore[assignment]
+    c0 = time.process_time()
+    for ev in seen:
+        execution.record_line(ev, 0.0)
+    records = time.process_time() - c0
+    spent = [0.0, 0.0]
+
+    def timer(phase: str, _: Any) -> None:
+        if phase == "start":
+            spent[1] = time.process_time()
+        else:
+            spent[0] += time.process_time() - spent[1]
+
+    gc.callbacks.append(timer)
+    try:
+        r = floor_run(flows, shares=shares, seqs=run.batch, start=run.lo, data_dir=dd, rate=rate)
+    finally:
+        gc.callbacks.remove(timer)
+    return {"records_per_seq": len(seen) / run.batch, "records_ms": 1000 * records / run.batch,
+            "floor_gc_ms": 1000 * spent[0] / r.seqs}
 
 
 def main() -> None:
@@ -92,6 +141,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--profile", action="store_true", help="cProfile the shard batches")
     ap.add_argument("--top", type=int, default=30)
+    ap.add_argument("--breakdown", action="store_true", help="measure parts of the gap")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
 
@@ -109,30 +159,49 @@ def main() -> None:
     floor_run(flows, shares=shares, seqs=50, start=10_000, data_dir=dd, rate=args.rate)
 
     floor_ms: list[float] = []
+    whole_ms: list[float] = []
     shard_ms: list[float] = []
     task_ms: list[float] = []
     ratios: list[float] = []
     n = args.batch * args.batches
     for rep, what in interleave(["floor", "shard"], args.repeat):
+        gc.collect()  # neither inherits the other's garbage
         if what == "floor":
             start = run.lo  # the seqs the shard runs next
             r = floor_run(flows, shares=shares, seqs=n, start=start, data_dir=dd, rate=args.rate)
             floor_ms.append(r.ms_per_seq)
             print(f"  {rep} floor {r.ms_per_seq:.4f} ms/seq", flush=True)
         else:
-            cpu, tcpu, seqs = run.run(args.batches)
+            cpu, tcpu, whole, seqs = run.run(args.batches)
             shard_ms.append(1000 * cpu / seqs)
             task_ms.append(1000 * tcpu / seqs)
+            whole_ms.append(1000 * whole / seqs)
             ratios.append(shard_ms[-1] / floor_ms[-1])
-            print(f"  {rep} shard {shard_ms[-1]:.4f} ms/seq (task_cpu {task_ms[-1]:.4f}), "
-                  f"{ratios[-1]:.3f}x floor", flush=True)
+            print(f"  {rep} shard {shard_ms[-1]:.4f} ms/seq (task_cpu {task_ms[-1]:.4f}, whole "
+                  f"loop {whole_ms[-1]:.4f}), {ratios[-1]:.3f}x floor", flush=True)
+    whole_ratio = Spread.of([w / f for w, f in zip(whole_ms, floor_ms, strict=True)])
     res = {"mode": args.mode, "shards": args.shards, "batch": args.batch,
            "floor_ms": Spread.of(floor_ms).to_dict(), "shard_ms": Spread.of(shard_ms).to_dict(),
-           "task_cpu_ms": Spread.of(task_ms).to_dict(), "ratio": Spread.of(ratios).to_dict()}
+           "task_cpu_ms": Spread.of(task_ms).to_dict(), "whole_ms": Spread.of(whole_ms).to_dict(),
+           "ratio": Spread.of(ratios).to_dict(),
+           "whole_ratio": whole_ratio.to_dict()}
     print(f"floor ms/seq      {Spread.of(floor_ms)}")
     print(f"shard ms/seq      {Spread.of(shard_ms)}")
     print(f"task_cpu ms/seq   {Spread.of(task_ms)}")
+    print(f"whole loop ms/seq {Spread.of(whole_ms)}")
     print(f"shard / floor     {Spread.of(ratios)}   (target: at most 1.3)")
+    print(f"whole / floor     {whole_ratio}")
+    if args.breakdown:
+        parts = breakdown(run, flows, shares, dd, args.rate)
+        res["breakdown"] = parts
+        gap = Spread.of([s - f for s, f in zip(shard_ms, floor_ms, strict=True)])
+        outside = Spread.of([s - t for s, t in zip(shard_ms, task_ms, strict=True)])
+        print(f"gap shard - floor {gap} ms/seq, of which:")
+        print(f"  sink records      {parts['records_ms']:.3f} ms/seq "
+              f"({parts['records_per_seq']:.1f} records per seq)")
+        print(f"  outside the task timers (shard - task_cpu) {outside} ms/seq")
+        print(f"  the floor's own GC passes (the shard pauses GC) -{parts['floor_gc_ms']:.3f} "
+              f"ms/seq")
     if args.profile:
         prof = cProfile.Profile()
         prof.enable()
