@@ -23,6 +23,7 @@ __all__ = ["SINK_TYPES", "task_kind", "build_task", "cached_task", "digest", "re
 SINK_TYPES = ("MQTTPublish", "Sink")
 _CACHE: dict[tuple[str, str, str], Any] = {}
 _ORJSON_OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+_BLAKE = hashlib.blake2b(digest_size=8)  # copied per digest: cheaper than a new hasher
 
 
 def task_kind(type_name: str, config: Any) -> str:
@@ -95,7 +96,9 @@ def digest(event: Mapping[str, Any]) -> str:
         raw = orjson.dumps(body, option=_ORJSON_OPTS, default=str)
     except TypeError:  # e.g. an int beyond 64 bits
         raw = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str).encode()
-    return hashlib.blake2b(raw, digest_size=8).hexdigest()
+    h = _BLAKE.copy()
+    h.update(raw)
+    return h.hexdigest()
 
 
 def record(ev: Mapping[str, Any], now: float, full: bool) -> dict[str, Any]:

@@ -14,9 +14,13 @@ through the driver or the bus.
 from __future__ import annotations
 
 import copy
+import gc
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from bisect import bisect_left
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from reuse.runtime.common.execution import cached_task, record, record_line, source_event
@@ -48,9 +52,37 @@ def run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
         new state of every stateful task that is still deployed; ``cpu``: task -> CPU seconds
         spent in it; ``events``: source events generated; ``counts``: task -> events it took
         (a source: emitted).
+
+    Notes
+    -----
+    The cyclic garbage collector is paused for the call (:func:`_no_gc`): a batch holds every
+    event it makes until it returns, and those many live dicts made the collector's passes
+    cost about a tenth of the shard's CPU at the RIoT SEQ peak (``benchmarks/shard_cost.py``).
+    Events are freed by reference counting as before; the collector resumes after the batch.
     """
+    with _no_gc():
+        return _run_shard(tasks, lo, hi, states, opts, t0=t0, rate=rate, now_ms=now_ms,
+                          feed=feed)
+
+
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector (if it runs) for the block; resume it after."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
+               states: Mapping[str, Any], opts: Mapping[str, Any], *, t0: int, rate: float,
+               now_ms: Callable[[], float] | None,
+               feed: Callable[[str, int, int], list[dict[str, Any]]] | None,
+               ) -> dict[str, Any]:
     clock = now_ms or (lambda: time.time() * 1000)
-    full = opts.get("record") == "full"
     data_dir = str(opts.get("data_dir") or "")
     outputs: dict[str, list[dict[str, Any]]] = {}
     sinks: dict[str, list[str]] = {}
@@ -58,6 +90,7 @@ def run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
     cpu: dict[str, float] = {}
     counts: dict[str, int] = {}  # task -> events it took in this batch
     generated = 0
+    line = _full_line if opts.get("record") == "full" else record_line
     for t in tasks:
         tid = t["id"]
         a = max(lo, int(t["start"]))
@@ -85,23 +118,26 @@ def run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
         merged: list[dict[str, Any]] = []
         for p in t["parents"]:
             merged.extend(outputs.get(p, ()))
-        merged.sort(key=lambda e: e["seq"])
-        out: list[dict[str, Any]] = []
+        merged.sort(key=_SEQ)
+        window = _window(merged, a, b)
+        process = task.process
         recs: list[str] = []
-        is_sink = t["kind"] == "sink"
-        taken = 0
-        for ev in merged:
-            if not a <= ev["seq"] < b:
-                continue
-            taken += 1
-            res = task.process(ev)
-            if is_sink:
-                recs.append(_line(ev, clock(), full))
-            else:
+        if t["kind"] == "sink":
+            for ev in window:
+                process(ev)
+                recs.append(line(ev, clock()))
+            out: list[dict[str, Any]] = []
+        elif t["record"]:
+            out = []
+            for ev in window:
+                res = process(ev)
                 out.extend(res)
-                if t["record"] and res:
+                if res:
                     now = clock()
-                    recs.extend(_line(r, now, full) for r in res)
+                    recs.extend(line(r, now) for r in res)
+        else:
+            out = [r for ev in window for r in process(ev)]
+        taken = len(window)
         outputs[tid] = out
         if recs:
             sinks[tid] = recs
@@ -113,10 +149,20 @@ def run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
             "counts": counts}
 
 
-def _line(ev: Mapping[str, Any], now: float, full: bool) -> str:
-    if full:
-        return json.dumps(record(ev, now, True), separators=(",", ":"))
-    return record_line(ev, now)
+_SEQ = itemgetter("seq")
+
+
+def _window(events: list[dict[str, Any]], a: int, b: int) -> list[dict[str, Any]]:
+    """The events with ``a <= seq < b`` of a list sorted by ``seq``: a contiguous slice."""
+    if not events:
+        return events
+    i = bisect_left(events, a, key=_SEQ) if events[0]["seq"] < a else 0
+    j = bisect_left(events, b, key=_SEQ) if events[-1]["seq"] >= b else len(events)
+    return events if i == 0 and j == len(events) else events[i:j]
+
+
+def _full_line(ev: Mapping[str, Any], now: float) -> str:
+    return json.dumps(record(ev, now, True), separators=(",", ":"))
 
 
 def encode_rows(shard: int, res: Mapping[str, Any], lo: int, hi: int,
