@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def one(source: str, rate: float, trigger_s: float, settle_s: float, window_s: float,
-        ) -> dict[str, Any]:
+        record: str = "digest") -> dict[str, Any]:
     """One measurement in this process (``--one``)."""
     import psutil
 
@@ -66,7 +66,8 @@ def one(source: str, rate: float, trigger_s: float, settle_s: float, window_s: f
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     eng = None
     try:
-        eng = Engine(source=url, rate=rate, trigger_s=trigger_s, root=tmp / "run")
+        eng = Engine(source=url, rate=rate, trigger_s=trigger_s, root=tmp / "run",
+                     record=record)
         eng.meter.add_roots(extra)
         for f in flows[:-1]:
             eng.submit(f)
@@ -75,9 +76,11 @@ def one(source: str, rate: float, trigger_s: float, settle_s: float, window_s: f
         time.sleep(settle_s / 2)
         first = eng.first_output_s(late.id)
         pub_cpu0 = _cpu(pub.pid) if pub is not None else 0.0
-        c0, t0 = eng.meter.total(), time.time()
+        k0, t0 = eng.meter.total(by_category=True), time.time()
         time.sleep(window_s)
-        c1, t1 = eng.meter.total(), time.time()
+        k1, t1 = eng.meter.total(by_category=True), time.time()
+        c0, c1 = sum(k0.values()), sum(k1.values())
+        by_kind = {k: round((k1.get(k, 0.0) - k0.get(k, 0.0)) / (t1 - t0), 4) for k in k1}
         pub_cpu1 = _cpu(pub.pid) if pub is not None else 0.0
         recs = [r for info in eng.runtime.dags.values() for rid in info["sinks"].values()
                 for r in recent_records(eng.root / "sinks", rid, files=int(window_s / trigger_s))
@@ -88,7 +91,8 @@ def one(source: str, rate: float, trigger_s: float, settle_s: float, window_s: f
                "publisher_cores": round((pub_cpu1 - pub_cpu0) / (t1 - t0), 4),
                "p50_ms": lat["p50_ms"], "p99_ms": lat["p99_ms"], "outputs": lat["n"],
                "backlog": max(0, rt.bound() - rt.qhw()), "first_output_s": first,
-               "running_tasks": rt.counts()["running_tasks"],
+               "running_tasks": rt.counts()["running_tasks"], "by_process": by_kind,
+               "record": record,
                "malformed": sum(eng.metrics()["malformed"].values()),
                "cpus": psutil.cpu_count()}
     finally:
@@ -119,17 +123,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--settle", type=float, default=20.0)
     p.add_argument("--window", type=float, default=30.0)
     p.add_argument("--repeat", type=int, default=1)
+    p.add_argument("--record", choices=["digest", "full"], default="digest",
+                   help="what sinks record (digest: as the batch's runs; full: whole events)")
     p.add_argument("--json", help="write every run's figures here")
     p.add_argument("--one", choices=["replay", "mqtt"], help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.one:
-        print(json.dumps(one(a.one, a.rate, a.trigger, a.settle, a.window)))
+        print(json.dumps(one(a.one, a.rate, a.trigger, a.settle, a.window, a.record)))
         return 0
     runs: list[dict[str, Any]] = []
     for rep, source in interleave(["replay", "mqtt"], a.repeat):
         cmd = [sys.executable, __file__, "--one", source, "--rate", str(a.rate),
                "--trigger", str(a.trigger), "--settle", str(a.settle),
-               "--window", str(a.window)]
+               "--window", str(a.window), "--record", a.record]
         got = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         if got.returncode != 0:
             print(f"{source} run {rep} failed: {got.stderr.strip().splitlines()[-1:]}")
@@ -139,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
         runs.append(r)
         print(f"[{rep}] {source:6s} cores {r['cores']:.3f} (publisher {r['publisher_cores']:.3f})"
               f"  p50 {r['p50_ms']} ms  p99 {r['p99_ms']} ms  backlog {r['backlog']}"
-              f"  first output {r['first_output_s']} s  tasks {r['running_tasks']}", flush=True)
+              f"  first output {r['first_output_s']} s  tasks {r['running_tasks']}"
+              f"  by process {r['by_process']}", flush=True)
     by = {s: [r["cores"] for r in runs if r["source"] == s] for s in ("replay", "mqtt")}
     if by["replay"] and by["mqtt"]:
         sr, sm = Spread.of(by["replay"]), Spread.of(by["mqtt"])
