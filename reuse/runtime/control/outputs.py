@@ -24,7 +24,8 @@ over that range computes them. For each record, in order:
 Then, if the range reaches the mark (``lo <= M < hi``), ``M`` becomes ``hi`` and the keys
 below it leave ``#seen``: the set holds only keys above the mark, which is empty when every
 publish is contiguous, as it is while each instance publishes its batches in order from the
-run's start (the mark's first value, :data:`~reuse.runtime.control.common.START`). A range
+run's start (the mark's first value, :data:`~reuse.runtime.control.common.START`), or from
+the sink's own first cut (:meth:`OutputLog.open_sink`) and clipped to its window. A range
 that starts above ``M`` (an instance that joined at a later cut while another lags) is
 appended and de-duplicated but does not move the mark.
 
@@ -144,6 +145,17 @@ class OutputLog(RedisPart):
         except redis.ResponseError as exc:
             raise ControlError(f"run {self.run!r}: sink {sink!r}: {exc}") from None
         return int(added), int(mark)
+
+    def open_sink(self, sink: str, since: int) -> int:
+        """Give a sink that starts at a later cut (a dataflow submitted at ``J``) its first
+        mark, ``since``, unless it has one; returns the sink's mark. Every instance calls it
+        when it applies the submit, with the journal's cut, so they agree; its first publish
+        ``[J, hi)`` then reaches the mark (without it the mark stays at the run's start and
+        every publish of the sink is above it: de-duplicated, but out of the mark's order and
+        kept in ``#seen``). A dataflow submitted again is a new sink (``<dag>@<J>``)."""
+        keys = self._keys(sink)
+        self.client.setnx(keys[2], int(since))
+        return self.mark(sink)
 
     def settle(self, sink: str, below: int) -> int:
         """Raise ``sink``'s mark to ``below``: nothing below it will be appended any more
