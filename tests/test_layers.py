@@ -42,7 +42,9 @@ INSIDE: dict[str, tuple[tuple[str, ...], ...]] = {
     "reuse.runtime": (
         ("reuse.runtime",),  # the package: SparkRuntimeError
         ("reuse.runtime.common",),  # policy, planners, execution, files, states
-        ("reuse.runtime.dataplane",),  # bus, frames, flow control, retention, data sources
+        # bus, frames, flow control, retention, data sources; beside it, the control plane
+        # of k-safety across applications (operation journal, instances, output logs)
+        ("reuse.runtime.dataplane", "reuse.runtime.control"),
         ("reuse.runtime.engines.partial", "reuse.runtime.engines.shared"),
         ("reuse.runtime.engines",),
         # a run, over either engine

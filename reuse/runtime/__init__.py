@@ -17,6 +17,11 @@ the disk at import time); each folder imports only from the ones above it in thi
   and the MQTT path: :mod:`~reuse.runtime.dataplane.mqtt` (broker URLs, topics, decoding, the
   ingest into the bus), :mod:`~reuse.runtime.dataplane.publish` (the paced replay into a
   broker) and :mod:`~reuse.runtime.dataplane.mosquitto` (a local broker, by PID).
+- :mod:`reuse.runtime.control` (beside the data plane): k-safety across applications, on
+  Redis: the operation journal whose cuts every instance applies
+  (:mod:`~reuse.runtime.control.oplog`), the instances' registry and heartbeats
+  (:mod:`~reuse.runtime.control.registry`), de-duplicated sink outputs
+  (:mod:`~reuse.runtime.control.outputs`).
 - :mod:`reuse.runtime.engines.partial`: the paper's enactment, a query per partial DAG
   (``--merge partial`` or ``relaunch``): :mod:`~reuse.runtime.engines.partial.engine`
   (:class:`~reuse.runtime.engines.partial.engine.Runtime`),

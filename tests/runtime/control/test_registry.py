@@ -1,0 +1,41 @@
+"""Instances register, beat on Redis's clock, and are told live or dead by its age."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from reuse.runtime.control import Registry
+
+
+def test_register_beat_and_the_lowest_frontier(redis_url: str, run: str) -> None:
+    reg = Registry(redis_url, run)
+    reg.register("i0", driver_pid=111, executors=["0@501", "1@502"], frontier=10)
+    reg.register("i1", executors=[], host="h1", frontier=4, note="spare")
+    reg.beat("i0", 30)
+    reg.beat("i1", 2)  # a frontier never goes back
+    got = {i.id: i for i in reg.instances()}
+    assert got["i0"].driver_pid == 111 and got["i0"].executors == ("0@501", "1@502")
+    assert got["i1"].driver_pid == os.getpid() and got["i1"].host == "h1"
+    assert got["i1"].extra == {"note": "spare"}
+    assert (got["i0"].frontier, got["i1"].frontier) == (30, 4)
+    assert got["i0"].as_app() == {"id": "i0", "driver_pid": 111,
+                                  "executors": ["0@501", "1@502"], "host": got["i0"].host}
+    assert reg.lowest_frontier(10.0) == 4
+    assert abs(got["i0"].beat_ms - reg.server_ms()) < 5000
+
+
+def test_a_silent_instance_is_dead_and_a_beat_revives_it(redis_url: str, run: str) -> None:
+    reg = Registry(redis_url, run)
+    reg.register("a", frontier=50)
+    reg.register("b", frontier=20)
+    time.sleep(0.4)
+    reg.beat("a", 60)
+    assert [i.id for i in reg.live_instances(0.3)] == ["a"]
+    assert [i.id for i in reg.dead_instances(0.3)] == ["b"]
+    assert reg.lowest_frontier(0.3) == 60  # the dead one no longer holds it back
+    reg.beat("b", 25)
+    assert [i.id for i in reg.live_instances(0.3)] == ["a", "b"]
+    reg.leave("b")
+    assert [i.id for i in reg.instances()] == ["a"]
+    assert Registry(redis_url, run + "x").lowest_frontier(1.0) is None
