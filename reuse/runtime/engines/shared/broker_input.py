@@ -240,11 +240,21 @@ class BrokerInput:
             topic = output_bus_topic(task)
             for key, frame in self.bus.read(topic, self._out_cursor.get(task, ""),
                                             end_offset(self.bus)):
-                lines = [str(x) for x in decode_frame(frame, topic=topic, key=key).values]
-                seqs = [int(json.loads(line)["q"]) for line in lines]
+                got = decode_frame(frame, topic=topic, key=key)
+                lines = [str(x) for x in got.values]
+                if not lines:
+                    self._out_cursor[task] = key
+                    continue
+                first = int(json.loads(lines[0])["q"])  # a batch's records are in seq order
+                seqs: list[int] | None = None
                 for dag, sink, j, r in users:
-                    mine = [x for x, q in zip(lines, seqs, strict=True)
-                            if j <= q and (r is None or q < r)]
+                    if j <= first and (r is None or got.hw < r):
+                        mine = lines  # the whole batch is in the window: nothing to parse
+                    else:
+                        if seqs is None:
+                            seqs = [int(json.loads(line)["q"]) for line in lines]
+                        mine = [x for x, q in zip(lines, seqs, strict=True)
+                                if j <= q and (r is None or q < r)]
                     if not mine:
                         continue
                     out = output_topic(dag, sink)

@@ -186,10 +186,18 @@ class _BusReader:
         self.bus.publish(output_bus_topic(task), key, encode_frame(hw, lines))
 
 
+_BUSES: dict[str, Any] = {}  # bus spec -> the bus, one per Python worker process
+
+
 def _bus_reader(feed: dict[str, str], cursors: dict[str, str], lo: int, hi: int) -> _BusReader:
+    """A batch's reader, on the worker's one connection to the bus (Spark reuses its Python
+    workers, so a connection and its scripts outlive the batch)."""
     from reuse.runtime.dataplane.bus import make_bus
 
-    return _BusReader(make_bus(feed), cursors, lo, hi)
+    spec = json.dumps(feed, sort_keys=True)
+    if spec not in _BUSES:
+        _BUSES[spec] = make_bus(feed)
+    return _BusReader(_BUSES[spec], cursors, lo, hi)
 
 
 class ShardHandler:
