@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,7 @@ from reuse.core.paths import riotbench_dir
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["spark", "mqtt_broker", "warm_up", "riot_flows", "rerun_outputs", "ROOT", "REQUIRE_ENV",
+__all__ = ["spark", "mqtt_broker", "warm_up", "riot_flows", "rerun_outputs", "kill_workers_until_failure", "ROOT", "REQUIRE_ENV",
            "PARTS", "missing", "required_parts", "missing_part"]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -202,3 +202,30 @@ def rerun_outputs(spark: SparkSession, run: str | Path, root: str | Path,
         rt.close()
     first = json.loads((run / "ledger.json").read_text())
     return dag_outputs(run, first, upto), dag_outputs(root, ledger, upto), upto
+
+
+def kill_workers_until_failure(rt: Any, in_batch: Callable[[], bool], *,
+                               until: Callable[[], bool] = lambda: False,
+                               timeout_s: float = 60.0) -> list[int]:
+    """Kill every forked Python worker (``kill -9``) while a batch runs, polling the engine,
+    until one of its queries has failed once (``rt.failures``), ``until()`` or the timeout;
+    returns the PIDs killed. The fault tests' way to fail a batch in flight."""
+    import os
+    import signal
+    import time
+
+    from reuse.runtime.measure import forked_python_workers
+
+    killed: list[int] = []
+    deadline = time.time() + timeout_s
+    while not rt.failures and time.time() < deadline and not until():
+        if in_batch():
+            for pid in forked_python_workers():
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append(pid)
+                except ProcessLookupError:
+                    pass
+        rt.poll()
+        time.sleep(0.01)
+    return killed

@@ -36,16 +36,32 @@ def _tiny_trace(tmp_path: Path) -> tuple[Path, Path]:
     return dags, trace
 
 
-def test_run_writes_csv_for_both_modes(spark: Any, tmp_path: Path,
+def test_run_writes_csv_for_both_modes(spark: Any, tmp_path: Path, mqtt_broker: str,
                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """Reuse fed by a broker (``--source mqtt://``: `reuse publish`'s events through Mosquitto,
+    checked against the reference on the recorded events), Default on generated replay."""
+    import threading
+
+    from reuse.runtime.dataplane.publish import Publisher, Stream
+
     dags, trace = _tiny_trace(tmp_path)
     tasks = {}
+    pub = Publisher(mqtt_broker, [Stream("SYS", "SYS")], rate=10).connect()
+    publishing = threading.Thread(target=pub.run, daemon=True)
+    publishing.start()
     for mode in ("reuse", "default"):
         out = tmp_path / f"{mode}.csv"
-        rc = main(["run", "--dags", str(dags), "--trace", str(trace), "--mode", mode,
-                   "--step-seconds", "4", "--trigger-seconds", "1", "--rate", "10",
-                   "--warmup-seconds", "1",
-                   "--out", str(out), "--root", str(tmp_path / mode)])
+        source = ["--source", mqtt_broker] if mode == "reuse" else []
+        try:
+            rc = main(["run", "--dags", str(dags), "--trace", str(trace), "--mode", mode,
+                       "--step-seconds", "4", "--trigger-seconds", "1", "--rate", "10",
+                       "--warmup-seconds", "1", *source,
+                       "--out", str(out), "--root", str(tmp_path / mode)])
+        finally:
+            if mode == "reuse":
+                pub.halt()
+                publishing.join(timeout=10)
+                pub.close()
         assert rc == 0
         rows = list(csv.DictReader(out.open()))
         assert list(rows[0]) == CSV_COLUMNS
@@ -55,6 +71,19 @@ def test_run_writes_csv_for_both_modes(spark: Any, tmp_path: Path,
         assert sum(int(r["events_out"]) for r in rows) > 0
         assert any(r["p50_latency_ms"] != "" for r in rows)
         tasks[mode] = [int(r["running_tasks"]) for r in rows]
+        ledger = json.loads((tmp_path / mode / "ledger.json").read_text())
+        if mode == "reuse":
+            assert all(r["malformed"] == "0" for r in rows)
+            assert ledger["source"]["kind"] == "mqtt"
+            assert ledger["source"]["counts"]["sensors/SYS"]["appended"] > 0
+            assert ledger["source"]["published"]  # outputs on out/<dataflow>/<sink>
+            import psutil  # the run's own Redis was stopped with it
+
+            assert not [p for p in psutil.process_iter(["name", "cmdline"])
+                        if p.info["name"] == "redis-server"
+                        and str(tmp_path / mode) in " ".join(p.info["cmdline"] or [])]
+        else:
+            assert ledger["source"]["kind"] == "replay"
         # the default engine is the shared query: one query throughout, nothing paused
         assert {(r["queries"], r["paused_tasks"]) for r in rows} == {("1", "0")}
     # etl-annotate-sys reuses all but its sink: 7 + 1 tasks with reuse, 7 + 6 without
@@ -168,40 +197,3 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def test_run_fed_by_a_broker(spark: Any, tmp_path: Path, mqtt_broker: str) -> None:
-    """``reuse run --source mqtt://...``: the tiny trace on events `reuse publish` sends
-    through Mosquitto; outputs checked against the reference on the recorded events."""
-    import threading
-
-    from reuse.runtime.dataplane.publish import Publisher, Stream
-
-    dags, trace = _tiny_trace(tmp_path)
-    out = tmp_path / "broker.csv"
-    pub = Publisher(mqtt_broker, [Stream("SYS", "SYS")], rate=10).connect()
-    publishing = threading.Thread(target=pub.run, daemon=True)
-    publishing.start()
-    try:
-        rc = main(["run", "--dags", str(dags), "--trace", str(trace), "--source", mqtt_broker,
-                   "--step-seconds", "4", "--trigger-seconds", "1", "--rate", "10",
-                   "--warmup-seconds", "1", "--out", str(out), "--root", str(tmp_path / "r")])
-    finally:
-        pub.halt()
-        publishing.join(timeout=10)
-        pub.close()
-    assert rc == 0
-    rows = list(csv.DictReader(out.open()))
-    assert [r["op"] for r in rows] == ["submit", "submit", "remove"]
-    assert all(r["lost"] == "0" and r["duplicated"] == "0" for r in rows)
-    assert all(r["malformed"] == "0" for r in rows)
-    assert sum(int(r["events_out"]) for r in rows) > 0
-    ledger = json.loads((tmp_path / "r" / "ledger.json").read_text())
-    assert ledger["source"]["kind"] == "mqtt"
-    assert ledger["source"]["counts"]["sensors/SYS"]["appended"] > 0
-    import psutil  # the run's own Redis was stopped with it
-
-    assert not [p for p in psutil.process_iter(["name", "cmdline"])
-                if p.info["name"] == "redis-server"
-                and str(tmp_path / "r") in " ".join(p.info["cmdline"] or [])]
-

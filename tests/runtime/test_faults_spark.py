@@ -25,8 +25,7 @@ from reuse.runtime.accounting import account, leaked_records
 from reuse.runtime.common.files import read_batches
 from reuse.runtime.engines.partial.engine import Runtime
 from reuse.runtime.engines.shared.engine import InplaceRuntime
-from reuse.runtime.measure import forked_python_workers
-from reuse.testing import journal_kinds, rerun_outputs, riot_flows
+from reuse.testing import journal_kinds, kill_workers_until_failure, rerun_outputs, riot_flows
 from reuse.workloads.riotbench import build_dataflows, write_dags
 
 pytestmark = pytest.mark.spark
@@ -62,17 +61,8 @@ def test_killed_python_worker_is_recovered(spark: Any, tmp_path: Path, engine: s
             rt.poll()
             time.sleep(0.05)
         # kill every forked worker while batches run, until a query has failed once
-        deadline = time.time() + 60
-        while not rt.failures and time.time() < deadline and rt.bound() < LIMIT - 1:
-            if _in_batch(rt):
-                for pid in forked_python_workers():
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                        killed.append(pid)
-                    except ProcessLookupError:
-                        pass
-            rt.poll()
-            time.sleep(0.01)
+        killed = kill_workers_until_failure(rt, lambda: _in_batch(rt),
+                                            until=lambda: rt.bound() >= LIMIT - 1)
         rt.wait_processed(LIMIT - 1, timeout_s=120)
         ledger = rt.ledger()
     finally:

@@ -9,8 +9,6 @@ output outside its window, and a malformed message is counted, not appended.
 from __future__ import annotations
 
 import json
-import os
-import signal
 import threading
 import time
 from collections import Counter
@@ -23,8 +21,7 @@ from reuse.runtime.accounting import account, dag_outputs, leaked_records, obser
 from reuse.runtime.dataplane.broker_feed import load_recorded
 from reuse.runtime.dataplane.publish import Publisher, Stream
 from reuse.runtime.engines.shared.engine import InplaceRuntime
-from reuse.runtime.measure import forked_python_workers
-from reuse.testing import riot_flows
+from reuse.testing import kill_workers_until_failure, riot_flows
 
 pytestmark = pytest.mark.spark
 
@@ -87,17 +84,8 @@ def test_broker_fed_merge_kill_unmerge(spark: Any, tmp_path: Path, mqtt_broker: 
         while rt.qhw() < merged["J"] + 40:
             rt.poll()
             time.sleep(0.05)
-        deadline = time.time() + 60
-        while not rt.failures and time.time() < deadline:
-            if rt.handler is not None and rt.handler.in_batch:
-                for pid in forked_python_workers():
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                        killed.append(pid)
-                    except ProcessLookupError:
-                        pass
-            rt.poll()
-            time.sleep(0.01)
+        killed = kill_workers_until_failure(
+            rt, lambda: rt.handler is not None and rt.handler.in_batch)
         removed = rt.remove("stats-sys")
         rt.wait_processed(removed["R"] + 60, timeout_s=120)
         limit = rt.qhw() + 1
