@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,8 +19,9 @@ from reuse.core.paths import riotbench_dir
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["spark", "mqtt_broker", "warm_up", "riot_flows", "rerun_outputs", "kill_workers_until_failure", "ROOT", "REQUIRE_ENV",
-           "PARTS", "missing", "required_parts", "missing_part"]
+__all__ = ["spark", "mqtt_broker", "warm_up", "riot_flows", "rerun_outputs",
+           "kill_workers_until_failure", "ROOT", "REQUIRE_ENV", "PARTS", "missing",
+           "required_parts", "missing_part", "execute_tasks", "run_flow"]
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -134,6 +135,51 @@ def riot_flows(*ids: str, data_dir: str | Path | None = None) -> dict[str, Any]:
     base = Path(data_dir) if data_dir is not None else riotbench_dir()
     flows = {d["id"]: parse_dataflow(d) for d in build_dataflows(base)}
     return {i: flows[i] for i in ids} if ids else flows
+
+
+def execute_tasks(tasks: Mapping[str, tuple[str, Any, Sequence[str]]], data_dir: Any,
+                  built: dict[str, Any], limit: int = 40) -> dict[str, Any]:
+    """Each task's outputs (a sink's: what it receives) as a multiset (``Counter``) of event
+    texts: the tasks' own code, in plain Python, on the first ``limit`` messages of each
+    RIoTBench source. ``tasks`` maps an id to ``(type, config, parents)``; a task with several
+    inputs reads them one after the other, in parent order. Stateless tasks are built once per
+    config (``built`` keeps them across calls)."""
+    import json
+    from collections import Counter
+
+    from reuse.tasks import SOURCE_TYPES, make_task
+    from reuse.tasks.sources import replay
+
+    out: dict[str, list[dict[str, Any]]] = {}
+
+    def of(tid: str) -> list[dict[str, Any]]:
+        if tid not in out:
+            type_, config, parents = tasks[tid]
+            if type_ in SOURCE_TYPES:
+                out[tid] = list(replay(type_, data_dir, limit=limit))
+            else:
+                seen = [e for p in parents for e in of(p)]
+                if type_ == "MQTTPublish":
+                    out[tid] = seen
+                else:
+                    key = json.dumps([type_, config], sort_keys=True)
+                    task = built.get(key) or make_task(type_, config, data_dir=data_dir)
+                    if not task.stateful:
+                        built[key] = task
+                    out[tid] = [o for e in seen for o in task.process(e)]
+        return out[tid]
+
+    return {t: Counter(json.dumps(e, sort_keys=True, default=str) for e in of(t))
+            for t in tasks}
+
+
+def run_flow(flow: Any, data_dir: Any, built: dict[str, Any], limit: int = 40,
+             ) -> dict[str, Any]:
+    """What each sink of a dataflow (:class:`~reuse.core.dataflow.Dataflow`) receives run
+    alone, by :func:`execute_tasks`."""
+    outs = execute_tasks({t.id: (t.type, t.config, flow.parents[t.id]) for t in flow.tasks},
+                         data_dir, built, limit)
+    return {s: outs[s] for s in flow.sinks}
 
 
 def ledger_task(task: Any, at: int) -> dict[str, Any]:

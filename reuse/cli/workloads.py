@@ -15,7 +15,8 @@ __all__ = ["add_parsers"]
 
 
 def cmd_dags(args: argparse.Namespace) -> int:
-    flows = load_workload(args.workload, all_usable=args.all, keying=args.keying)
+    flows = load_workload(args.workload, all_usable=args.all, keying=args.keying,
+                          tenants=args.tenants, seed=args.workload_seed)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for f in flows:
@@ -28,6 +29,8 @@ def cmd_trace(args: argparse.Namespace) -> int:
     if (args.workload is None) == (args.dags is None):
         raise ReuseError("give exactly one of --workload and --dags")
     flows = load_dataflows([args.dags]) if args.dags else None
+    if args.workload is not None and (args.tenants is not None or args.workload_seed is not None):
+        flows = load_workload(args.workload, tenants=args.tenants, seed=args.workload_seed)
     trace = build_trace(args.workload, args.kind, flows, seed=args.seed, subset=args.subset,
                         subset_seed=args.subset_seed, walk=args.walk, populate=args.populate,
                         all_usable=args.all)
@@ -44,6 +47,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     d.add_argument("--keying", choices=["field", "sensor"], default="field",
                    help="riot: stateful tasks keep state per field (default) or per sensor and "
                         "field, as RIoTBench's bolts do")
+    _tenant_arguments(d)
     d.add_argument("--out", required=True, help="directory to write <id>.json files into")
     d.set_defaults(func=cmd_dags)
 
@@ -62,5 +66,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     t.add_argument("--populate", type=int, help="RW: DAGs submitted first (default: the paper's "
                    "fraction, 20 of 35 OPMW, 15 of 21 RIoT)")
     t.add_argument("--walk", type=int, help="RW: random steps (default: the paper's 100)")
+    _tenant_arguments(t)
     t.add_argument("--out", required=True)
     t.set_defaults(func=cmd_trace)
+
+
+def _tenant_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tenants", type=int, help="riot-tenants: how many tenants (default 100)")
+    p.add_argument("--workload-seed", type=int, help="riot-tenants: the seed of the tenants' "
+                   "draws (default 1); opmw: the seed of the 35-template selection")

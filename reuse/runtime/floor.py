@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from reuse.core.dataflow import Dataflow
+from reuse.core.manager import Manager
+from reuse.core.matching import MatchPolicy
 from reuse.runtime.common.execution import build_task, parents_first, source_event
-from reuse.runtime.common.planners import make_planner
+from reuse.runtime.common.planners import ReusePlanner, make_planner
 
 __all__ = ["FloorResult", "floor_run"]
 
@@ -45,9 +47,10 @@ class FloorResult:
 
 def floor_run(flows: Sequence[Dataflow], *, shares: bool, seqs: int, start: int = 0,
               data_dir: str = "", pi_iterations: int = 1600, rate: float = 10.0,
-              ) -> FloorResult:
+              match: MatchPolicy | None = None) -> FloorResult:
     """Run every dataflow of ``flows`` (all present at once, as at a SEQ peak) over
-    ``[start, start + seqs)``.
+    ``[start, start + seqs)``; with ``shares``, merged under ``match`` (default: exact), so
+    a containment residual reads its wide task's output.
 
     Examples
     --------
@@ -59,7 +62,8 @@ def floor_run(flows: Sequence[Dataflow], *, shares: bool, seqs: int, start: int 
     >>> (r.tasks, r.sources, r.outputs)
     (2, 1, 5)
     """
-    planner = make_planner(shares)
+    planner = (ReusePlanner(Manager(match=match)) if shares and match is not None
+               else make_planner(shares))
     tasks: dict[str, Any] = {}
     for f in flows:
         for new in planner.submit(f).start:

@@ -3,6 +3,9 @@
 - ``riot``: the 21 RIoTBench dataflows (:mod:`reuse.workloads.riotbench`).
 - ``opmw``: the OPMW/WINGS templates (:mod:`reuse.workloads.opmw`); by default the paper-like
   seeded selection of 35, with ``all_usable=True`` every usable template.
+- ``riot-tenants``: many tenants on the RIoTBench streams, each with its own thresholds, windows,
+  options and spellings (:mod:`reuse.workloads.tenants`, issue 25); ``tenants`` and ``seed``
+  choose its size and draw.
 - ``figure1``: the paper's Figure 1 scenario (four DAGs A-D, the test fixtures): A, B and C share
   a source and prefix, D has another source. The visualizer's first example.
 
@@ -60,12 +63,14 @@ class Workload:
 
 WORKLOADS = {"opmw": Workload("opmw", dags=35, populate=20),
              "riot": Workload("riot", dags=21, populate=15),
+             # the RIoT fraction (15 of 21) of the default 100 tenants
+             "riot-tenants": Workload("riot-tenants", dags=100, populate=71),
              "figure1": Workload("figure1", dags=4, populate=2, walk=10)}
 
 
 def workload_folder(name: str) -> Path:
     """Where a workload's input lives by default (``folder`` of :func:`load_workload`)."""
-    if name == "riot":
+    if name in ("riot", "riot-tenants"):
         return riotbench_dir()
     if name == "opmw":
         return opmw_corpus_dir()
@@ -76,7 +81,7 @@ def workload_folder(name: str) -> Path:
 
 def load_workload(name: str, *, all_usable: bool = False, seed: int | None = None,
                   quiet: bool = True, folder: str | Path | None = None,
-                  keying: str = "field") -> list[Dataflow]:
+                  keying: str = "field", tenants: int | None = None) -> list[Dataflow]:
     """The workload's dataflows, validated and de-dup, sorted by id.
 
     Parameters
@@ -85,6 +90,7 @@ def load_workload(name: str, *, all_usable: bool = False, seed: int | None = Non
         A key of :data:`WORKLOADS`.
     all_usable, seed
         OPMW only: every usable template instead of the seeded 35, and the selection's seed.
+        ``riot-tenants``: ``seed`` is the seed of every tenant's draws (default 1).
     quiet
         OPMW only: hide the warnings naming skipped templates.
     folder
@@ -92,7 +98,10 @@ def load_workload(name: str, *, all_usable: bool = False, seed: int | None = Non
     keying
         The RIoTBench stateful tasks' state keying, "field" or "sensor" (see
         :func:`reuse.workloads.riotbench.group_by`); OPMW tasks have no state, so it must stay
-        "field" there.
+        "field" there (``riot-tenants`` draws it per tenant).
+    tenants
+        ``riot-tenants`` only: how many tenants (default
+        :data:`reuse.workloads.tenants.DEFAULT_TENANTS`).
 
     Raises
     ------
@@ -103,9 +112,11 @@ def load_workload(name: str, *, all_usable: bool = False, seed: int | None = Non
         raise ReuseError(f"--keying {keying} applies to the riot workload only, not {name!r}")
     if name not in WORKLOADS:
         raise ReuseError(f"unknown workload {name!r} (choose from {', '.join(WORKLOADS)})")
+    if tenants is not None and name != "riot-tenants":
+        raise ReuseError(f"--tenants applies to the riot-tenants workload only, not {name!r}")
     path = Path(folder) if folder is not None else workload_folder(name)
     if not path.is_dir():
-        what = {"riot": "RIoTBench data", "opmw": "OPMW corpus", "figure1": "Figure 1 fixture"}
+        what = {"riot": "RIoTBench data", "riot-tenants": "RIoTBench data", "opmw": "OPMW corpus", "figure1": "Figure 1 fixture"}
         raise ReuseError(f"{what[name]} folder is missing (run the set-up)", file=str(path))
     if name == "figure1":
         flows = load_dataflows([path])
@@ -113,6 +124,11 @@ def load_workload(name: str, *, all_usable: bool = False, seed: int | None = Non
         from reuse.workloads import riotbench
         flows = [parse_dataflow(d, source=f"riot:{d['id']}")
                  for d in riotbench.build_dataflows(path, keying=keying)]
+    elif name == "riot-tenants":
+        from reuse.workloads import tenants as tenant_workload
+        n = tenant_workload.DEFAULT_TENANTS if tenants is None else tenants
+        flows = [parse_dataflow(d, source=f"riot-tenants:{d['id']}") for d in
+                 tenant_workload.build_tenants(path, tenants=n, seed=1 if seed is None else seed)]
     else:
         from reuse.workloads import opmw
         with warnings.catch_warnings():

@@ -33,6 +33,8 @@ __all__ = [
     "KEYINGS",
     "PROPERTIES_FILES",
     "source_configs",
+    "TEMPLATES",
+    "build_template",
     "build_dataflows",
     "merkle_signatures",
     "workload_stats",
@@ -251,6 +253,38 @@ def _pred(d: _Dag, variant: str) -> _Dag:
     return d.add("publish", "MQTTPublish", *outs)
 
 
+#: The dataflow shapes by name (the dataflow id is ``<name>-<source>``) and the sources each is
+#: built on: FIT has no training data, so it gets ETL, STATS and clean only.
+TEMPLATES: dict[str, tuple[str, ...]] = {
+    "etl": SOURCES, "etl-annotate": ("SYS", "TAXI"), "stats": SOURCES,
+    "stats-moment": ("SYS", "TAXI"), "clean": SOURCES, "clean-kalman": ("SYS", "TAXI"),
+    "pred": ("SYS", "TAXI"), "pred-classify": ("SYS", "TAXI"), "pred-error": ("SYS", "TAXI")}
+
+_BUILDERS = {
+    "etl": lambda d: _etl(d, csv=True), "etl-annotate": lambda d: _etl(d, csv=False),
+    "stats": lambda d: _stats(d, with_bwa=True), "stats-moment": lambda d: _stats(d, with_bwa=False),
+    "clean": lambda d: _clean(d, kalman=False), "clean-kalman": lambda d: _clean(d, kalman=True),
+    "pred": lambda d: _pred(d, "full"), "pred-classify": lambda d: _pred(d, "dtc"),
+    "pred-error": lambda d: _pred(d, "mlr")}
+
+
+def build_template(name: str, src: str, cfg: dict[str, Any], dag_id: str | None = None,
+                   ) -> dict[str, Any]:
+    """One dataflow of a :data:`TEMPLATES` shape over ``src``, its task configs taken from
+    ``cfg`` (keyed as :func:`source_configs` keys them), as a dataflow dict.
+
+    Examples
+    --------
+    >>> cfg = {k: k for k in ("SenMLParse", "BloomFilterCheck", "RangeFilter.drop", "MQTTPublish")}
+    >>> d = build_template("clean", "SYS", cfg)
+    >>> d["id"], [t["type"] for t in d["tasks"]][1:]
+    ('clean-sys', ['SenMLParse', 'BloomFilterCheck', 'RangeFilter', 'MQTTPublish'])
+    """
+    if src not in TEMPLATES.get(name, ()):
+        raise ReuseError(f"no RIoTBench template {name!r} on source {src!r}")
+    return _BUILDERS[name](_Dag(dag_id or f"{name}-{src.lower()}", src, cfg)).done()
+
+
 def build_dataflows(data_dir: str | os.PathLike[str], *,
                     keying: str = "field") -> list[dict[str, Any]]:
     """Build the 21 RIoTBench dataflows (9 on SYS, 9 on TAXI, 3 on FIT).
@@ -263,29 +297,14 @@ def build_dataflows(data_dir: str | os.PathLike[str], *,
     SecondOrderMoment, a bloom + range "clean" stream with and without Kalman -> SLR, and PRED
     (parse -> Join -> {DecisionTree, Regression, BlockWindowAverage}, {BWA, Regression} ->
     ErrorEstimation, {ErrorEstimation, DecisionTree} -> sink) with its two halves as their own
-    dataflows. FIT has no training data, so it gets ETL, STATS and clean only.
+    dataflows. FIT has no training data, so it gets ETL, STATS and clean only
+    (:data:`TEMPLATES`).
     """
     dags = []
     for src in SOURCES:
         cfg = source_configs(src, data_dir, keying=keying)
-        s = src.lower()
-
-        def new(name: str, src: str = src, cfg: dict[str, Any] = cfg, s: str = s) -> _Dag:
-            return _Dag(f"{name}-{s}", src, cfg)
-
-        dags.append(_etl(new("etl"), csv=True).done())
-        if src == "FIT":
-            dags.append(_stats(new("stats"), with_bwa=True).done())
-            dags.append(_clean(new("clean"), kalman=False).done())
-            continue
-        dags.append(_etl(new("etl-annotate"), csv=False).done())
-        dags.append(_stats(new("stats"), with_bwa=True).done())
-        dags.append(_stats(new("stats-moment"), with_bwa=False).done())
-        dags.append(_clean(new("clean"), kalman=False).done())
-        dags.append(_clean(new("clean-kalman"), kalman=True).done())
-        dags.append(_pred(new("pred"), "full").done())
-        dags.append(_pred(new("pred-classify"), "dtc").done())
-        dags.append(_pred(new("pred-error"), "mlr").done())
+        dags += [build_template(name, src, cfg) for name, srcs in TEMPLATES.items()
+                 if src in srcs]
     return dags
 
 

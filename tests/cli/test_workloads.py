@@ -68,3 +68,24 @@ def test_dags_keying_sensor(tmp_path, capsys):
     assert main(["dags", "--workload", "opmw", "--keying", "sensor", "--out", str(out)]) == 1
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "riot workload only" in err
+
+
+def test_the_tenant_workload_through_dags_trace_and_plan(tmp_path, capsys):
+    dags, out = tmp_path / "dags", tmp_path / "o.csv"
+    assert main(["dags", "--workload", "riot-tenants", "--tenants", "12", "--workload-seed", "2",
+                 "--out", str(dags)]) == 0
+    assert len(list(dags.glob("u0*.json"))) == 12
+    peaks = {}
+    for kind in ("seq", "rw1"):
+        trace = tmp_path / f"{kind}.json"
+        assert main(["trace", "--workload", "riot-tenants", "--tenants", "12", "--workload-seed",
+                     "2", "--kind", kind, "--out", str(trace)]) == 0
+        for match in ("exact", "semantic"):
+            assert main(["plan", "--dags", str(dags), "--trace", str(trace), "--out", str(out),
+                         "--match", match]) == 0
+            rows = list(csv.DictReader(out.open()))
+            peaks[kind, match] = max(int(r["reuse_tasks"]) for r in rows)
+    assert peaks["seq", "semantic"] <= peaks["seq", "exact"]
+    assert "containment rewrites" in capsys.readouterr().out
+    assert main(["trace", "--workload", "riot", "--tenants", "3", "--kind", "seq",
+                 "--out", str(tmp_path / "x.json")]) == 1

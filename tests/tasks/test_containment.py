@@ -16,7 +16,6 @@ after its owner leaves.
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -29,11 +28,12 @@ from hypothesis import strategies as st
 from reuse.core.dataflow import Dataflow, parse_dataflow
 from reuse.core.invariants import assert_invariants
 from reuse.core.manager import Manager
-from reuse.tasks import SOURCE_TYPES, make_task
+from reuse.tasks import make_task
 from reuse.tasks.containment import RULES, containment_rules
 from reuse.tasks.filters import BloomFilter, RangeFilter
 from reuse.tasks.matching import SEMANTIC
 from reuse.tasks.sources import replay
+from reuse.testing import execute_tasks, run_flow
 
 FIELDS = ["t", "h", "d"]
 RANGE = RULES["range"].contains
@@ -252,36 +252,7 @@ def test_the_registry_is_explicit():
 
 def execute(tasks: Mapping[str, tuple[str, Any, Sequence[str]]], data_dir: Any,
             built: dict[str, Any], limit: int = 40) -> dict[str, Counter[str]]:
-    """Each task's outputs (a sink's: what it receives) as a multiset of event texts, the
-    tasks' own code on the first ``limit`` messages of each source. A task with several
-    inputs reads them one after the other; stateless tasks are built once (``built``)."""
-    out: dict[str, list[dict[str, Any]]] = {}
-
-    def of(tid: str) -> list[dict[str, Any]]:
-        if tid not in out:
-            type_, config, parents = tasks[tid]
-            if type_ in SOURCE_TYPES:
-                out[tid] = list(replay(type_, data_dir, limit=limit))
-            else:
-                seen = [e for p in parents for e in of(p)]
-                if type_ == "MQTTPublish":
-                    out[tid] = seen
-                else:
-                    key = json.dumps([type_, config], sort_keys=True)
-                    task = built.get(key) or make_task(type_, config, data_dir=data_dir)
-                    if not task.stateful:
-                        built[key] = task
-                    out[tid] = run(task, seen)
-        return out[tid]
-
-    return {t: Counter(json.dumps(e, sort_keys=True, default=str) for e in of(t))
-            for t in tasks}
-
-
-def run_flow(flow: Dataflow, data_dir: Any, built: dict[str, Any]) -> dict[str, Counter[str]]:
-    outs = execute({t.id: (t.type, t.config, flow.parents[t.id]) for t in flow.tasks},
-                   data_dir, built)
-    return {s: outs[s] for s in flow.sinks}
+    return execute_tasks(tasks, data_dir, built, limit)
 
 
 @st.composite

@@ -1,0 +1,121 @@
+"""The many-tenants RIoT workload (issue 25, item 5) at the planner level, and its floor.
+
+For SEQ, RW1 and RW2 of ``riot-tenants`` (``reuse plan --match exact|semantic``, the same
+replay): the running tasks at the step where Default peaks, Default / exact / semantic, the
+containment rewrites made, and the task sharing ratio ``(Default - semantic) / (Default -
+exact)`` ("running tasks saved"; issue 25's target is 2x at the SEQ peak). Then how the SEQ
+ratio moves with the spelling knob (``respell_p``; what tenants mean stays fixed), with the
+workload's size and seed, and, with ``--floor``, the floor's CPU per source ``seq`` (plain
+Python, every tenant present as at the SEQ peak) for Default, exact and semantic.
+
+Run: ``PYTHONPATH=. .venv/bin/python benchmarks/tenants.py [--tenants 100] [--seed 1]
+[--floor --seqs 300] [--json out.json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+RATES = (10, 100)
+
+
+def peaks(flows: list[Any], trace: str) -> dict[str, Any]:
+    """Default / exact / semantic running tasks at Default's peak, and the rewrites."""
+    from reuse.core.manager import Manager
+    from reuse.core.planner import replay
+    from reuse.tasks.matching import SEMANTIC
+    from reuse.workloads.trace_registry import build_trace
+
+    by_id = {f.id: f for f in flows}
+    ops = build_trace("riot-tenants", trace, flows).ops
+    exact = replay(by_id, ops, check=False)
+    m = Manager(match=SEMANTIC)
+    rewrites: list[int] = []
+
+    def count(rec: Any, delta: Any) -> None:
+        if rec.op == "submit":
+            rewrites.append(len(m.rewrites(rec.dag)))
+
+    semantic = replay(by_id, ops, check=False, manager=m, on_step=count)
+    i = max(range(len(exact)), key=lambda k: exact[k].default_tasks)
+    d, e, s = exact[i].default_tasks, exact[i].reuse_tasks, semantic[i].reuse_tasks
+    return {"trace": trace, "step": exact[i].step, "default": d, "exact": e, "semantic": s,
+            "rewrites": sum(rewrites), "rewritten_submits": sum(map(bool, rewrites)),
+            "saved_exact": d - e, "saved_semantic": d - s,
+            "ratio": round((d - s) / (d - e), 2) if d > e else None}
+
+
+def load(tenants: int, seed: int, respell_p: float = 0.5) -> list[Any]:
+    from reuse.core.dataflow import parse_dataflow
+    from reuse.core.paths import riotbench_dir
+    from reuse.workloads.tenants import build_tenants
+
+    return [parse_dataflow(d) for d in sorted(build_tenants(
+        riotbench_dir(), tenants=tenants, seed=seed, respell_p=respell_p), key=lambda d: d["id"])]
+
+
+def floor(flows: list[Any], seqs: int) -> dict[str, Any]:
+    from reuse.core.paths import riotbench_dir
+    from reuse.runtime.floor import floor_run
+    from reuse.tasks.matching import SEMANTIC
+
+    dd = str(riotbench_dir())
+    out: dict[str, Any] = {}
+    for mode, shares, match in (("default", False, None), ("exact", True, None),
+                                ("semantic", True, SEMANTIC)):
+        floor_run(flows, shares=shares, seqs=20, start=10_000, data_dir=dd, match=match)  # warm
+        r = floor_run(flows, shares=shares, seqs=seqs, data_dir=dd, match=match)
+        out[mode] = {"tasks": r.tasks, "sources": r.sources, "ms_per_seq": round(r.ms_per_seq, 3),
+                     "cores": {str(x): round(r.cores(x), 3) for x in RATES}}
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tenants", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--floor", action="store_true")
+    ap.add_argument("--seqs", type=int, default=300)
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    flows = load(args.tenants, args.seed)
+    res: dict[str, Any] = {"tenants": args.tenants, "seed": args.seed, "traces": [],
+                           "respell": [], "sizes": []}
+    print("trace | step | Default | exact | semantic | rewrites (submits) | saved exact | "
+          "saved semantic | ratio")
+    for trace in ("seq", "rw1", "rw2"):
+        r = peaks(flows, trace)
+        res["traces"].append(r)
+        print(f"{trace} | {r['step']} | {r['default']} | {r['exact']} | {r['semantic']} | "
+              f"{r['rewrites']} ({r['rewritten_submits']}) | {r['saved_exact']} | "
+              f"{r['saved_semantic']} | {r['ratio']}", flush=True)
+    for p in (0.0, 0.25, 0.5, 0.75, 1.0):
+        r = peaks(load(args.tenants, args.seed, p), "seq") | {"respell_p": p}
+        res["respell"].append(r)
+        print(f"respell_p {p}: SEQ peak {r['default']} / {r['exact']} / {r['semantic']}, "
+              f"ratio {r['ratio']}", flush=True)
+    for n in (21, 100, 300):
+        for seed in (1, 2, 3):
+            r = peaks(load(n, seed), "seq") | {"tenants": n, "seed": seed}
+            res["sizes"].append(r)
+            print(f"{n} tenants, seed {seed}: SEQ peak {r['default']} / {r['exact']} / "
+                  f"{r['semantic']}, ratio {r['ratio']}", flush=True)
+    if args.floor:
+        res["floor"] = f = floor(flows, args.seqs)
+        for mode, m in f.items():
+            print(f"floor {mode}: {m['tasks']} tasks + {m['sources']} sources, "
+                  f"{m['ms_per_seq']} ms CPU per seq; cores at " +
+                  ", ".join(f"{x}/s {m['cores'][str(x)]}" for x in RATES), flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(res, indent=1))
+
+
+if __name__ == "__main__":
+    main()
