@@ -54,12 +54,9 @@ def one(source: str, rate: float, trigger_s: float, settle_s: float, window_s: f
     url = "replay"
     extra: list[int] = []
     if source == "mqtt":
-        import socket
+        from reuse.runtime.dataplane.redis_bus import free_port
 
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        url = str(mosquitto.start(tmp / "broker", port=port)["url"])
+        url = str(mosquitto.start(tmp / "broker", port=free_port())["url"])
         extra.append(int(mosquitto.pid(tmp / "broker") or 0))
         pub = subprocess.Popen([sys.executable, "-m", "reuse", "publish", "--workload", "riot",
                                 "--rate", str(rate), "--broker", url],

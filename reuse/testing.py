@@ -93,19 +93,15 @@ def spark() -> Iterator[SparkSession]:
 def mqtt_broker(tmp_path: Path) -> Iterator[str]:
     """The URL of a mosquitto of the test's own (``reuse broker start`` on a free port under
     ``tmp_path``), stopped by its PID afterwards; skipped when mosquitto is not installed."""
-    import socket
-
     from reuse.runtime.dataplane import mosquitto
     from reuse.runtime.dataplane.mqtt import MqttError
+    from reuse.runtime.dataplane.redis_bus import free_port
 
     try:
         mosquitto.mosquitto_exe()
     except MqttError as exc:
         pytest.skip(missing("mqtt", str(exc)))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    started = mosquitto.start(tmp_path / "broker", port=port)
+    started = mosquitto.start(tmp_path / "broker", port=free_port())
     try:
         yield str(started["url"])
     finally:

@@ -61,7 +61,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from reuse.core.dataflow import Dataflow, Task
+from reuse.core.dataflow import Dataflow, Task, fresh_id
 from reuse.core.equivalence import Signature, signatures, task_signature
 from reuse.core.errors import DataflowError
 from reuse.core.matching import EXACT, ContainmentRule, MatchPolicy
@@ -231,7 +231,8 @@ class _Plan:
         tasks = list(plan.tasks)
         feed: list[tuple[str, str]] = []
         if via is None:  # a copy of the wide task, over the narrow one's inputs in its order
-            copy = Task(_fresh(f"{tid}.wider", plan), wide.type, wide.config)
+            copy = Task(fresh_id(f"{tid}.wider", {t.id for t in plan.tasks}), wide.type,
+                        wide.config)
             # the copy's input order counts iff the narrow task's does (it is its one child)
             inputs = self.match.inputs(plan.parents[tid], sig, ordered)
             if task_signature(copy.type, self.key(copy), [sig[p] for p in inputs],
@@ -271,12 +272,3 @@ class _Plan:
         self.plan, self.sig, self.ordered = new, new_sig, ordered_new
         return via
 
-
-def _fresh(wanted: str, plan: Dataflow) -> str:
-    taken = {t.id for t in plan.tasks}
-    if wanted not in taken:
-        return wanted
-    n = 2
-    while f"{wanted}#{n}" in taken:
-        n += 1
-    return f"{wanted}#{n}"

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import heapq
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,7 @@ from typing import Any
 from reuse.core.errors import DataflowError
 
 __all__ = ["Task", "Dataflow", "canonical_config", "parse_dataflow", "load_dataflow",
-           "load_dataflows", "dump_dataflow"]
+           "load_dataflows", "dump_dataflow", "fresh_id"]
 
 
 def canonical_config(config: Any) -> str:
@@ -276,3 +276,13 @@ def dump_dataflow(flow: Dataflow, path: str | Path) -> None:
     """Write a dataflow as JSON (sorted keys), the format :func:`load_dataflow` reads."""
     Path(path).write_text(json.dumps(flow.to_dict(), indent=1, sort_keys=True) + "\n",
                           encoding="utf-8")
+
+
+def fresh_id(wanted: str, taken: Container[str]) -> str:
+    """``wanted``, or ``wanted#2``, ``#3``... whichever is not ``taken``."""
+    if wanted not in taken:
+        return wanted
+    n = 2
+    while f"{wanted}#{n}" in taken:
+        n += 1
+    return f"{wanted}#{n}"

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from reuse.core.dataflow import Dataflow, Task
+from reuse.core.dataflow import Dataflow, Task, fresh_id
 from reuse.core.equivalence import (
     AncestorGraph,
     ancestor_graph,
@@ -109,7 +109,7 @@ class ReferenceManager:
         taken = {tid for r in self.running for tid in r.tasks}
         new_id: dict[str, str] = {}
         for t in t_x:
-            new_id[t] = _fresh(f"{dn.id}.{t}", taken)
+            new_id[t] = fresh_id(f"{dn.id}.{t}", taken)
             taken.add(new_id[t])
         s_star = {(new_id[u], new_id[d]) for u, d in dn.streams if u not in t_o and d not in t_o}
         s_plus = {(match[u], new_id[d]) for u, d in dn.streams if u in t_o and d not in t_o}
@@ -185,11 +185,3 @@ class ReferenceManager:
             parts[find(label[next(iter(self.sinks[dk].values()))])].supports.add(dk)
         self.running.extend(parts.values())
 
-
-def _fresh(wanted: str, taken: set[str]) -> str:
-    if wanted not in taken:
-        return wanted
-    n = 2
-    while f"{wanted}#{n}" in taken:
-        n += 1
-    return f"{wanted}#{n}"

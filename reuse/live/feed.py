@@ -7,7 +7,6 @@ notebook has to be started, and :meth:`LocalFeed.stop` stops both (the broker by
 
 from __future__ import annotations
 
-import socket
 import tempfile
 import threading
 from collections.abc import Sequence
@@ -36,13 +35,11 @@ class LocalFeed:
                  streams: Sequence[str] | None = None, folder: str | Path | None = None) -> None:
         from reuse.runtime.dataplane import mosquitto
         from reuse.runtime.dataplane.publish import Publisher, select_streams, workload_streams
+        from reuse.runtime.dataplane.redis_bus import free_port
 
         self.folder = Path(folder) if folder is not None else Path(
             tempfile.mkdtemp(prefix="reuse-broker-"))
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        self.url = str(mosquitto.start(self.folder, port=port)["url"])
+        self.url = str(mosquitto.start(self.folder, port=free_port())["url"])
         try:
             chosen = select_streams(workload_streams(workload), streams)
             self.publisher = Publisher(self.url, chosen, rate=rate).connect()

@@ -19,7 +19,7 @@ from pathlib import Path
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.dataplane.bus import RedisBus
 
-__all__ = ["Broker", "start_redis"]
+__all__ = ["Broker", "start_redis", "free_port"]
 
 
 @dataclass
@@ -47,7 +47,8 @@ class Broker:
                 self.proc.wait(timeout=5)
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (for a server of our own)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -60,7 +61,7 @@ def start_redis(workdir: str | os.PathLike[str], port: int | None = None) -> Bro
         raise SparkRuntimeError("redis-server is not installed (apt-get install redis-server)")
     d = Path(workdir)
     d.mkdir(parents=True, exist_ok=True)
-    port = port or _free_port()
+    port = port or free_port()
     proc = subprocess.Popen([exe, "--bind", "127.0.0.1", "--port", str(port), "--save", "",
                              "--appendonly", "no", "--dir", str(d), "--protected-mode", "yes"],
                             stdout=open(d / "redis.log", "wb"), stderr=subprocess.STDOUT)

@@ -5,15 +5,12 @@ ingest appending to a FileBus)."""
 from __future__ import annotations
 
 import json
-import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reuse.runtime.dataplane import mosquitto
 from reuse.runtime.dataplane.bus import FileBus
 from reuse.runtime.dataplane.frames import decode_frame
 from reuse.runtime.dataplane.mqtt import Ingest, MqttError, bus_topic, encode_message
@@ -25,7 +22,6 @@ from reuse.runtime.dataplane.mqtt_load import (
     remaining_length,
     scan_packets,
 )
-from reuse.testing import missing
 
 
 def test_a_long_publish_has_a_multi_byte_length() -> None:
@@ -79,42 +75,24 @@ def test_flood_parameters_are_checked() -> None:
         flood("mqtt://127.0.0.1:1", [("sensors/A", b"x")] * 70_000, seconds=1.0)
 
 
-@pytest.fixture
-def broker_url(tmp_path: Path) -> Iterator[str]:
-    """A mosquitto of the test's own, stopped by its PID at the end."""
-    try:
-        mosquitto.mosquitto_exe()
-    except MqttError as exc:
-        pytest.skip(missing("mqtt", str(exc)))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    d = tmp_path / "broker"
-    try:
-        yield mosquitto.start(d, port=port)["url"]
-    finally:
-        if mosquitto.pid(d) is not None:
-            mosquitto.stop(d)
-
-
 def events(n: int) -> list[tuple[str, bytes]]:
     return [(f"sensors/{src}", encode_message({"src": src, "seq": q, "ts": q,
                                                "payload": f"{src}:{q}" * 20}))
             for q in range(n) for src in ("A", "B")]
 
 
-def test_flood_delivers_everything_it_sent(broker_url: str) -> None:
-    r = flood(broker_url, events(300), seconds=0.5, window=100)
+def test_flood_delivers_everything_it_sent(mqtt_broker: str) -> None:
+    r = flood(mqtt_broker, events(300), seconds=0.5, window=100)
     assert r.sent > 600  # it cycled
     assert r.delivered == r.acked == r.sent and r.rate > 0 and r.cpu_s > 0
 
 
-def test_flood_into_an_ingest_appends_every_event_in_order(broker_url: str, tmp_path: Path
+def test_flood_into_an_ingest_appends_every_event_in_order(mqtt_broker: str, tmp_path: Path
                                                            ) -> None:
     bus = FileBus(tmp_path / "bus")
-    ing = Ingest(bus, broker_url, flush_s=0.05).start()
+    ing = Ingest(bus, mqtt_broker, flush_s=0.05).start()
     try:
-        r = flood(broker_url, events(2000), seconds=30.0, cycle=False, window=200,
+        r = flood(mqtt_broker, events(2000), seconds=30.0, cycle=False, window=200,
                   delivered=lambda: sum(c.received for c in ing.counts().values()))
     finally:
         counts = ing.stop()
