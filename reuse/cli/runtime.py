@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from reuse.core.errors import ReuseError
+from reuse.tasks.matching import MATCH_POLICIES
 
 __all__ = ["add_parsers", "cmd_run", "cmd_cluster"]
 
@@ -38,7 +39,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from reuse.runtime.common.policy import Policy
 
     pol = Policy.of(args.mode, args.merge, args.unmerge or "pause", args.default_sources)
-    label = pol.label if pol.mode.value == "reuse" else f"{pol.label}, {pol.sources.value} sources"  # type: ignore[union-attr]
+    label = (f"{pol.label}, match {args.match}" if pol.mode.value == "reuse"
+             else f"{pol.label}, {pol.sources.value} sources")  # type: ignore[union-attr]
     root = Path(args.root) if args.root else Path(tempfile.mkdtemp(prefix="reuse-run-"))
     rows = live_run(flows, ops, root=root, mode=args.mode, unmerge=args.unmerge,
                     default_sources=args.default_sources,
@@ -49,7 +51,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                     cluster_dir=args.cluster_dir, bus=args.bus, rate=args.rate,
                     trigger_s=args.trigger_seconds, pi_iterations=args.pi_iterations,
                     defrag_every=args.defrag_every, warmup_s=args.warmup_seconds,
-                    data_dir=args.data_dir, source=args.source,
+                    data_dir=args.data_dir, source=args.source, match=args.match,
                     check=not args.no_check)
     write_rows(rows, args.out)
     _report(rows, args.out, f"run dir {root}; {label}")
@@ -93,6 +95,10 @@ def add_parsers(subparsers: Any) -> None:
                         "the dataflows, trace and parameters come from its journal, and --out "
                         "gets the whole trace's rows")
     r.add_argument("--mode", choices=["reuse", "default"], default="reuse")
+    r.add_argument("--match", choices=list(MATCH_POLICIES), default="exact",
+                   help="what Reuse merges by: the config as written (exact, the paper's) or "
+                        "its meaning (semantic: canonical configs, order-free inputs, a "
+                        "narrower filter reading a wider running one); Default takes exact")
     r.add_argument("--merge", choices=["inplace", "partial", "relaunch"], default="inplace",
                    help="the engine and how it enacts a merge: inplace (the default: one "
                         "long-running shared query runs every task, a merge or unmerge is a new "

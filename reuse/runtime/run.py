@@ -329,7 +329,7 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
              data_dir: str | os.PathLike[str] | None = None, check: bool = True,
              progress: Callable[[str], None] | None = _progress,
              resume: JournalState | None = None, source: str = "replay",
-             ) -> list[dict[str, Any]]:
+             match: str = "exact") -> list[dict[str, Any]]:
     """Set up a session, bus and CPU meter, replay ``ops`` live (:func:`run_trace`), tear down.
 
     On the shared query the run is journaled in ``root`` (:mod:`reuse.runtime.journal`), so a
@@ -343,7 +343,8 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
     query-per-DAG engines only). ``shards`` and ``max_events`` are the inplace engine's; ``bus``
     and ``bus_max_events`` (the partial queries' read limit, see ``Runtime``'s
     ``max_events_per_trigger``; ``None``: its default) are the
-    query-per-DAG engine's. A SparkSession that is already active (tests share one) is used and
+    query-per-DAG engine's. ``match`` is what Reuse merges by (``exact`` or ``semantic``, on
+    either engine; Default takes only ``exact``). A SparkSession that is already active (tests share one) is used and
     left running; one started here is stopped here (with ``ui=True`` its web UI is on and its
     address printed), and so is a Redis broker started for ``bus="redis"``.
     """
@@ -371,6 +372,9 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
         if resume is not None:
             raise SparkRuntimeError("a broker-fed run cannot be resumed (the ingest's "
                                     "messages in flight died with the driver)")
+    from reuse.runtime.common.planners import make_planner
+
+    make_planner(pol.shares, match)  # an unknown or meaningless --match fails before any JVM
     if k_safe and pol.engine != "inplace":
         raise SparkRuntimeError(f"--k-safe needs the shared query (--merge inplace), not "
                                 f"{pol.label}: a query per partial DAG cannot hold a replica")
@@ -414,7 +418,7 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
                                     trigger_s=trigger_s, pi_iterations=pi_iterations,
                                     data_dir=dd, max_events=max_events, k_safe=k_safe,
                                     replicate_min_users=replicate_min_users, source=source,
-                                    t0_ms=None if resume is None else int(resume.start["t0"]))
+                                    match=match, t0_ms=None if resume is None else int(resume.start["t0"]))
                 if rt.broker is not None:
                     meter.add_roots(rt.broker.pids)
                 if resume is not None:
@@ -427,13 +431,14 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
                           "rate": rate, "trigger_s": trigger_s, "pi_iterations": pi_iterations,
                           "data_dir": rt.data_dir, "master": master, "check": check,
                           "defrag_every": defrag_every, "k_safe": k_safe,
-                          "replicate_min_users": replicate_min_users, "source": source}
+                          "replicate_min_users": replicate_min_users, "source": source,
+                          "match": match}
             else:
                 rt = Runtime(spark, root, mode=pol.mode.value, unmerge=pol.unmerge.value,
                              merge=pol.merge.value, rate=rate, trigger_s=trigger_s,
                              pi_iterations=pi_iterations, bus=bus_obj, data_dir=dd,
                              sources=None if pol.sources is None else pol.sources.value,
-                             max_events_per_trigger=bus_max_events)
+                             max_events_per_trigger=bus_max_events, match=match)
                 journal, params = None, {}
             try:
                 return run_trace(rt, flows, ops, step_seconds=step_seconds, meter=meter,
@@ -507,7 +512,8 @@ def resume_run(root: str | os.PathLike[str], *, ui: bool = False,
                   "defrag_every": int(p["defrag_every"]), "data_dir": str(p["data_dir"]),
                   "check": bool(p["check"]), "k_safe": int(p.get("k_safe", 0)),
                   "replicate_min_users": int(p.get("replicate_min_users", 2)),
-                  "source": str(p.get("source", "replay"))}
+                  "source": str(p.get("source", "replay")),
+                  "match": str(p.get("match", "exact"))}
     except (KeyError, TypeError, ValueError) as exc:
         from reuse.core.errors import StateError
 

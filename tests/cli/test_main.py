@@ -143,6 +143,19 @@ def test_run_default_sources_shared_needs_a_query_engine(tmp_path, capsys):
     assert err.count("\n") == 1 and not out.exists()
 
 
+def test_run_match_semantic_needs_reuse(tmp_path, capsys):
+    """``reuse run --match semantic`` merges by meaning; Default shares nothing, so asking for
+    it there is a one-line error before any Spark session starts (no run directory, no CSV)."""
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps({"ops": [{"op": "submit", "dag": "A"}]}))
+    out, root = tmp_path / "o.csv", tmp_path / "run"
+    assert main(["run", "--dags", str(FIX / "figure1"), "--trace", str(trace), "--out", str(out),
+                 "--mode", "default", "--match", "semantic", "--root", str(root)]) == 1
+    err = capsys.readouterr().err
+    assert err == "reuse: error: --match semantic needs --mode reuse: Default shares no task\n"
+    assert not out.exists() and not root.exists()
+
+
 def test_plan_match_semantic_merges_what_exact_keeps_apart(tmp_path, capsys):
     dags = tmp_path / "dags"
     dags.mkdir()

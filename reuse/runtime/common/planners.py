@@ -246,6 +246,25 @@ class DefaultPlanner(Planner):
         return {t: 1 for inst in self.instances.values() for t in self._tasks[inst]}
 
 
-def make_planner(shares: bool) -> Planner:
-    """The planner of a mode: :class:`ReusePlanner` when tasks are shared, else Default's."""
-    return ReusePlanner() if shares else DefaultPlanner()
+def make_planner(shares: bool, match: str = "exact") -> Planner:
+    """The planner of a mode: :class:`ReusePlanner` when tasks are shared, else Default's.
+
+    ``match`` names the match policy Reuse merges by (:data:`reuse.tasks.matching.MATCH_POLICIES`:
+    ``exact``, the paper's, or ``semantic``, issue 25). Default shares nothing, so any policy but
+    ``exact`` is refused there rather than silently meaning nothing: a one-line error before a
+    session starts.
+
+    >>> make_planner(True, "semantic").manager.match.name
+    'semantic'
+    >>> make_planner(False, "semantic")
+    Traceback (most recent call last):
+    ...
+    reuse.runtime.SparkRuntimeError: --match semantic needs --mode reuse: Default shares no task
+    """
+    from reuse.tasks.matching import match_policy
+
+    if not shares:
+        if match != "exact":
+            raise SparkRuntimeError(f"--match {match} needs --mode reuse: Default shares no task")
+        return DefaultPlanner()
+    return ReusePlanner(Manager(match=match_policy(match)))

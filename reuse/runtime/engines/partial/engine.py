@@ -95,6 +95,9 @@ class Runtime(QueryUpkeep):
     mode
         ``"reuse"`` (merge through :class:`~reuse.core.manager.Manager`) or ``"default"`` (every DAG
         its own query, no sharing: the paper's baseline).
+    match
+        What Reuse merges by, ``"exact"`` or ``"semantic"`` (as for
+        :class:`~reuse.runtime.engines.shared.engine.InplaceRuntime`).
     sources
         Default's sources: ``"private"`` (``None``; the paper's baseline: each dataflow replays
         its own) or ``"shared"`` (one replay per source stream, as Reuse). Reuse ignores it.
@@ -137,11 +140,16 @@ class Runtime(QueryUpkeep):
                  record: str = "digest", cut_margin_s: float = 1.0,
                  sources: str | None = None, max_events_per_trigger: int | None = None,
                  lag_high: int | None = None, lag_low: int | None = None,
-                 retention_s: float = 10.0) -> None:
+                 retention_s: float = 10.0, match: str = "exact") -> None:
         self.policy = Policy.of(mode, merge, unmerge, sources)
         if self.policy.engine != "queries":
             raise SparkRuntimeError("merge 'inplace' runs on the shared-query engine "
                                     "(reuse.runtime.engines.shared.engine.InplaceRuntime)")
+        # Reuse or Default: what a submit or remove means in runtime tasks (fresh ids, one
+        # incarnation per submission: see reuse.runtime.common.planners); Reuse merges by the
+        # match policy (exact or semantic), Default refuses any but exact
+        self.planner: Planner = make_planner(self.policy.shares, match)
+        self.match = match
         self.merge = self.policy.merge.value
         self.spark = spark
         self.root = Path(root).resolve()  # executors write here: not relative to their cwd
@@ -155,9 +163,6 @@ class Runtime(QueryUpkeep):
         self.t0 = int(t0_ms if t0_ms is not None else time.time() * 1000)
         self.limit = limit
         self.cut_margin = max(1, round(self.rate * cut_margin_s))
-        # Reuse or Default: what a submit or remove means in runtime tasks (fresh ids, one
-        # incarnation per submission: see reuse.runtime.common.planners)
-        self.planner: Planner = make_planner(self.policy.shares)
         self.tasks: dict[str, TaskInfo] = {}
         # one entry per *incarnation* of a submitted DAG (a random walk may submit a DAG again
         # after removing it)
@@ -566,7 +571,7 @@ class Runtime(QueryUpkeep):
     def ledger(self) -> dict[str, Any]:
         """Everything the accounting needs to recompute the expected outputs of the run."""
         return {
-            "mode": self.mode, "unmerge": self.unmerge, "sources": "private" if self.policy.private_sources else "shared",
+            "mode": self.mode, "match": self.match, "unmerge": self.unmerge, "sources": "private" if self.policy.private_sources else "shared",
             "t0": self.t0, "rate": self.rate,
             "limit": self.limit, "data_dir": self.data_dir, "opts": self.opts,
             "tasks": {t.id: {"type": t.type, "config": t.config, "parents": list(t.parents),

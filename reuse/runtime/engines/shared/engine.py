@@ -303,6 +303,11 @@ class InplaceRuntime:
         Run directory: checkpoint, task states, sink records, ``batches.jsonl``, ledger.
     mode
         ``"reuse"`` or ``"default"`` (see :class:`~reuse.runtime.common.planners.DefaultPlanner`).
+    match
+        What Reuse merges by: ``"exact"`` (the paper's) or ``"semantic"`` (canonical configs,
+        order-free inputs, containment rewrites: :mod:`reuse.tasks.matching`). A residual task
+        is an ordinary task reading its wide task, so the engine runs a rewritten plan as it
+        runs any merge (see :func:`~reuse.runtime.common.planners.make_planner`).
     shards
         Partitions of the shared query (default: the cores Spark has, ``defaultParallelism``).
     rate, trigger_s, t0_ms, limit, data_dir, pi_iterations, record
@@ -326,8 +331,12 @@ class InplaceRuntime:
                  max_events: int | None = None, rebalance_s: float = 10.0,
                  k_safe: int = 0, replicate_min_users: int = 2, source: str = "replay",
                  bus_url: str | None = None, first_message_s: float = 30.0,
-                 stall_s: float = 30.0, **_ignored: Any) -> None:
+                 stall_s: float = 30.0, match: str = "exact", **_ignored: Any) -> None:
         self.policy = Policy.of(mode, "inplace")
+        # Reuse merges by the match policy (exact, or semantic: issue 25); Default refuses any
+        # but exact. Built first, so a bad choice fails before anything is made.
+        self.planner: Planner = make_planner(self.policy.shares, match)
+        self.match = match
         self.mode, self.merge, self.unmerge = (self.policy.mode.value, "inplace", "free")
         self.spark = spark
         self.root = Path(root).resolve()  # executors write here: not relative to their cwd
@@ -341,7 +350,6 @@ class InplaceRuntime:
         self.max_events = (int(max_events) if max_events is not None
                            else max(1, round(2 * self.rate * self.trigger_s)))
         n = shards if shards is not None else int(spark.sparkContext.defaultParallelism)
-        self.planner: Planner = make_planner(self.policy.shares)
         self.k_safe, self.min_users = int(k_safe), int(replicate_min_users)
         if self.k_safe:
             try:
@@ -668,7 +676,7 @@ class InplaceRuntime:
                 source["recorded"] = str(self.broker.record(upto))
             elif (self.root / "recorded").is_dir():
                 source["recorded"] = str(self.root / "recorded")
-        return {"mode": self.mode, "source": source, "unmerge": self.unmerge, "merge": self.merge,
+        return {"mode": self.mode, "match": self.match, "source": source, "unmerge": self.unmerge, "merge": self.merge,
                 "engine": "inplace", "shards": self.shards, "t0": self.t0, "rate": self.rate,
                 "limit": self.limit, "data_dir": self.data_dir, "opts": self.opts,
                 "tasks": self.tasks, "dags": self.dags, "log": self.log,
