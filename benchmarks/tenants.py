@@ -27,29 +27,11 @@ RATES = (10, 100)
 
 
 def peaks(flows: list[Any], trace: str) -> dict[str, Any]:
-    """Default / exact / semantic running tasks at Default's peak, and the rewrites."""
-    from reuse.core.manager import Manager
-    from reuse.core.planner import replay
-    from reuse.tasks.matching import SEMANTIC
-    from reuse.workloads.trace_registry import build_trace
+    """Default / exact / semantic running tasks at Default's peak, and the rewrites: the row of
+    :func:`reuse.figures.tenants.peak_row` (the notebook's table), invariants not checked."""
+    from reuse.figures.tenants import peak_row, tenant_runs
 
-    by_id = {f.id: f for f in flows}
-    ops = build_trace("riot-tenants", trace, flows).ops
-    exact = replay(by_id, ops, check=False)
-    m = Manager(match=SEMANTIC)
-    rewrites: list[int] = []
-
-    def count(rec: Any, delta: Any) -> None:
-        if rec.op == "submit":
-            rewrites.append(len(m.rewrites(rec.dag)))
-
-    semantic = replay(by_id, ops, check=False, manager=m, on_step=count)
-    i = max(range(len(exact)), key=lambda k: exact[k].default_tasks)
-    d, e, s = exact[i].default_tasks, exact[i].reuse_tasks, semantic[i].reuse_tasks
-    return {"trace": trace, "step": exact[i].step, "default": d, "exact": e, "semantic": s,
-            "rewrites": sum(rewrites), "rewritten_submits": sum(map(bool, rewrites)),
-            "saved_exact": d - e, "saved_semantic": d - s,
-            "ratio": round((d - s) / (d - e), 2) if d > e else None}
+    return peak_row(tenant_runs(flows, trace, check=False))
 
 
 def load(tenants: int, seed: int, respell_p: float = 0.5) -> list[Any]:
