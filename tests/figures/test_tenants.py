@@ -2,7 +2,8 @@
 
 The table is read back against the per-step CSVs the same call writes, the figures against the
 runs they draw, and the policies against each other where the workload says how they must
-compare (the same Default; semantic never above exact; equal when nobody respells).
+compare (the same Default; semantic never above exact until a DAG leaves; equal when nobody
+respells).
 """
 
 from __future__ import annotations
@@ -46,8 +47,12 @@ def test_table_is_the_peak_of_the_runs_it_wrote(flows, tmp_path):
         # one trace, two policies: the same operations, so the same Default at every step
         assert (exact[["step", "op", "dag", "default_tasks"]]
                 == semantic[["step", "op", "dag", "default_tasks"]]).all().all()
-        # the workload reorders only a sink's inputs (which commute): semantic finds all exact does
-        assert (semantic["reuse_tasks"] <= exact["reuse_tasks"]).all()
+        # until a DAG leaves, semantic finds all exact finds (the workload reorders only a sink's
+        # inputs, which commute; a containment rewrite swaps tasks one for one); after removals a
+        # residual can keep a wider filter running, so it may run more (BENCHMARKS.md)
+        first_remove = int((exact["op"] == "remove").idxmax())
+        assert first_remove > 0
+        assert (semantic["reuse_tasks"][:first_remove] <= exact["reuse_tasks"][:first_remove]).all()
         peak = exact.loc[exact["default_tasks"].idxmax()]
         assert row["step"] == peak["step"] and row["default"] == peak["default_tasks"]
         assert row["exact"] == peak["reuse_tasks"]
@@ -71,14 +76,17 @@ def test_table_is_the_peak_of_the_runs_it_wrote(flows, tmp_path):
 
 def test_policies_agree_when_nobody_respells():
     """With every tenant spelling as the builder does, semantic's only extra is containment,
-    which swaps a task for a residual one for one: the running tasks are exact's, step by step."""
+    which swaps a task for a residual one for one while no DAG leaves: up to SEQ's peak the
+    running tasks are exact's, step by step (in the drain a residual may keep a wider filter)."""
     dicts = build_tenants(riotbench_dir(), tenants=TENANTS, seed=2, respell_p=0.0)
     same = [parse_dataflow(d) for d in sorted(dicts, key=lambda d: d["id"])]
     runs = tenant_runs(same, "seq")
-    assert ([r.reuse_tasks for r in runs["exact"].records]
-            == [r.reuse_tasks for r in runs["semantic"].records])
     row = peak_row(runs)
+    assert row["step"] == TENANTS  # SEQ peaks when the last tenant is in
+    assert ([r.reuse_tasks for r in runs["exact"].records[:TENANTS]]
+            == [r.reuse_tasks for r in runs["semantic"].records[:TENANTS]])
     assert row["exact"] == row["semantic"] < row["default"] and row["ratio"] == 1.0
+    assert row["rewrites"] >= 1  # containment did rewrite, and still moved no count
 
 
 def test_figure_2_has_one_default_and_a_reuse_line_per_policy(flows):
