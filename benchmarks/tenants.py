@@ -26,30 +26,33 @@ sys.path.insert(0, str(ROOT))
 RATES = (10, 100)
 
 
-def peaks(flows: list[Any], trace: str) -> dict[str, Any]:
-    """Default / exact / semantic running tasks at Default's peak, and the rewrites."""
-    from reuse.core.manager import Manager
-    from reuse.core.planner import replay
+def peaks(flows: list[Any], trace: str, figures: bool = False) -> dict[str, Any]:
+    """Default / exact / semantic running tasks at Default's peak, and the rewrites: the row of
+    :func:`reuse.figures.tenants.peak_row` (the notebook's table), invariants not checked.
+    With ``figures``, also what the notebook's Figures 2 and 4 show: the steps where semantic
+    runs more tasks than exact, each policy's share of task-time served by 2+ DAGs, and what
+    semantic without its containment rules runs (at the peak; steps where containment adds)."""
+    import dataclasses
+
+    from reuse.core.traces import Op
+    from reuse.figures.tenants import peak_row, tenant_runs
+    from reuse.figures.traces import planner_run
     from reuse.tasks.matching import SEMANTIC
-    from reuse.workloads.trace_registry import build_trace
 
-    by_id = {f.id: f for f in flows}
-    ops = build_trace("riot-tenants", trace, flows).ops
-    exact = replay(by_id, ops, check=False)
-    m = Manager(match=SEMANTIC)
-    rewrites: list[int] = []
-
-    def count(rec: Any, delta: Any) -> None:
-        if rec.op == "submit":
-            rewrites.append(len(m.rewrites(rec.dag)))
-
-    semantic = replay(by_id, ops, check=False, manager=m, on_step=count)
-    i = max(range(len(exact)), key=lambda k: exact[k].default_tasks)
-    d, e, s = exact[i].default_tasks, exact[i].reuse_tasks, semantic[i].reuse_tasks
-    return {"trace": trace, "step": exact[i].step, "default": d, "exact": e, "semantic": s,
-            "rewrites": sum(rewrites), "rewritten_submits": sum(map(bool, rewrites)),
-            "saved_exact": d - e, "saved_semantic": d - s,
-            "ratio": round((d - s) / (d - e), 2) if d > e else None}
+    runs = tenant_runs(flows, trace, check=False)
+    row = peak_row(runs)
+    if figures:
+        e, s = runs["exact"].records, runs["semantic"].records
+        row["semantic_above_exact"] = [a.step for a, b in zip(e, s, strict=True) if b.reuse_tasks > a.reuse_tasks]
+        row |= {f"reused_2plus_{m}": round(1 - r.histogram["1"], 3) for m, r in runs.items()}
+        plain = planner_run("riot-tenants", trace, flows, [Op(r.op, r.dag) for r in e],
+                            match=dataclasses.replace(SEMANTIC, containment=()), check=False)
+        p = plain.records
+        row["semantic_no_containment"] = p[row["step"] - 1].reuse_tasks
+        row["containment_adds"] = [(a.step, b.reuse_tasks - a.reuse_tasks) for a, b in zip(p, s, strict=True)
+                                   if b.reuse_tasks > a.reuse_tasks]
+        row["no_containment_above_exact"] = sum(b.reuse_tasks > a.reuse_tasks for a, b in zip(e, p, strict=True))
+    return row
 
 
 def load(tenants: int, seed: int, respell_p: float = 0.5) -> list[Any]:
@@ -91,11 +94,21 @@ def main() -> None:
     print("trace | step | Default | exact | semantic | rewrites (submits) | saved exact | "
           "saved semantic | ratio")
     for trace in ("seq", "rw1", "rw2"):
-        r = peaks(flows, trace)
+        r = peaks(flows, trace, figures=True)
         res["traces"].append(r)
         print(f"{trace} | {r['step']} | {r['default']} | {r['exact']} | {r['semantic']} | "
               f"{r['rewrites']} ({r['rewritten_submits']}) | {r['saved_exact']} | "
               f"{r['saved_semantic']} | {r['ratio']}", flush=True)
+    for r in res["traces"]:
+        above, adds = r["semantic_above_exact"], r["containment_adds"]
+        print(f"{r['trace']} (Figures 2 and 4): task-time served by 2+ DAGs: exact "
+              f"{r['reused_2plus_exact']:.0%}, semantic {r['reused_2plus_semantic']:.0%}; "
+              f"semantic above exact at {len(above)} steps"
+              + (f" ({above[0]}-{above[-1]})" if above else "")
+              + f"; without containment: {r['semantic_no_containment']} at the peak, above exact"
+              f" at {r['no_containment_above_exact']} steps; containment adds tasks at "
+              f"{len(adds)} steps (first {adds[0][0] if adds else '-'}, at most "
+              f"{max((d for _, d in adds), default=0)})", flush=True)
     for p in (0.0, 0.25, 0.5, 0.75, 1.0):
         r = peaks(load(args.tenants, args.seed, p), "seq") | {"respell_p": p}
         res["respell"].append(r)

@@ -14,19 +14,30 @@ import pandas as pd
 
 from reuse.analysis.paper import PAPER
 from reuse.core.dataflow import Dataflow
+from reuse.core.errors import ReuseError
+from reuse.core.manager import Manager
+from reuse.core.matching import MatchPolicy
+from reuse.core.plan import PlanDelta
 from reuse.core.planner import StepRecord, replay, reuse_histogram
 from reuse.core.traces import Op
 from reuse.workloads.trace_registry import TRACE_SEEDS, build_trace
 
 __all__ = ["TRACE_SEEDS", "PlannerRun", "planner_run", "planner_figures", "summary_row",
-           "plot_running_tasks", "plot_reuse_histogram"]
+           "MATCH_COLORS", "plot_running_tasks", "plot_reuse_histogram"]
 
 
 @dataclass(frozen=True)
 class PlannerRun:
+    """One replay's records. ``match`` names the match policy when the run is one of several
+    compared (the figures then label it); ``None`` is the paper's exact matching, unlabelled.
+    ``rewrites`` holds the containment rewrites each submit made, in trace order (empty when the
+    policy has no containment rule)."""
+
     workload: str
     trace: str
     records: list[StepRecord]
+    match: str | None = None
+    rewrites: tuple[int, ...] = ()
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -39,17 +50,29 @@ class PlannerRun:
 
 def planner_run(workload: str, trace: str, flows: Sequence[Dataflow],
                 ops: Sequence[Op] | None = None, *, seed: int | None = None,
-                subset: int | None = None) -> PlannerRun:
-    """Replay one workload/trace pair through the manager (invariants checked at every step).
+                subset: int | None = None, match: MatchPolicy | None = None,
+                check: bool = True) -> PlannerRun:
+    """Replay one workload/trace pair through the manager (invariants checked at every step
+    unless ``check`` is false).
 
     Without ``ops``, the trace is :func:`reuse.workloads.trace_registry.build_trace`'s ``trace`` over
-    ``flows`` with ``seed`` (default: the name's) and ``subset`` (default: every DAG).
+    ``flows`` with ``seed`` (default: the name's) and ``subset`` (default: every DAG). ``match``
+    is the manager's policy (:func:`reuse.tasks.matching.match_policy`; ``None``: exact,
+    unlabelled); the run keeps its name and the containment rewrites of each submit.
     """
     if ops is None:
         built = build_trace(workload, trace, flows, seed=seed, subset=subset)
         flows, ops = list(built.flows.values()), built.ops
-    records = replay({f.id: f for f in flows}, ops, check=True)
-    return PlannerRun(workload, trace, records)
+    manager = Manager() if match is None else Manager(match=match)
+    rewrites: list[int] = []
+
+    def count(rec: StepRecord, delta: PlanDelta) -> None:
+        if rec.op == "submit":
+            rewrites.append(len(manager.rewrites(rec.dag)))
+
+    records = replay({f.id: f for f in flows}, ops, check=check, manager=manager, on_step=count)
+    return PlannerRun(workload, trace, records, None if match is None else match.name,
+                      tuple(rewrites) if manager.match.containment else ())
 
 
 def summary_row(run: PlannerRun) -> dict[str, Any]:
@@ -75,17 +98,35 @@ def summary_row(run: PlannerRun) -> dict[str, Any]:
     }
 
 
-def plot_running_tasks(run: PlannerRun, ax: Any) -> None:
-    """Figure 2 panel: running tasks per step, Default vs Reuse (paper's peak as a marker)."""
-    df = run.frame
+#: Reuse line colours by match policy (``None``: the paper's, unlabelled).
+MATCH_COLORS = {None: "tab:blue", "exact": "tab:blue", "semantic": "tab:green"}
+
+
+def plot_running_tasks(run: PlannerRun | Sequence[PlannerRun], ax: Any) -> None:
+    """Figure 2 panel: running tasks per step, Default vs Reuse (paper's peak as a marker).
+
+    Several runs of one trace (one per match policy) share the Default line and get a Reuse line
+    each, labelled ``Reuse-<policy>``; runs of different traces are refused, as their Default
+    lines would differ.
+    """
+    runs = [run] if isinstance(run, PlannerRun) else list(run)
+    first = runs[0]
+    df = first.frame
+    for other in runs[1:]:
+        if (other.workload, other.trace) != (first.workload, first.trace) or \
+                [r.default_tasks for r in other.records] != df["default_tasks"].tolist():
+            raise ReuseError(f"{other.workload} {other.trace} ({other.match}): not the same "
+                             f"trace as {first.workload} {first.trace} ({first.match})")
     ax.plot(df["step"], df["default_tasks"], label="Default", color="tab:red")
-    ax.plot(df["step"], df["reuse_tasks"], label="Reuse", color="tab:blue")
-    paper = PAPER.get((run.workload, run.trace), {})
+    for r in runs:
+        ax.plot(df["step"], r.frame["reuse_tasks"], color=MATCH_COLORS.get(r.match),
+                label="Reuse" if r.match is None else f"Reuse-{r.match}")
+    paper = PAPER.get((first.workload, first.trace), {})
     if "peak_default_tasks" in paper:
         peak_step = int(df.loc[df["default_tasks"].idxmax(), "step"])
         ax.scatter([peak_step] * 2, [paper["peak_default_tasks"], paper["peak_reuse_tasks"]],
                    marker="x", color="black", zorder=3, label="paper's peak")
-    ax.set_title(f"{run.workload.upper()} {run.trace.upper()}: running tasks")
+    ax.set_title(f"{first.workload.upper()} {first.trace.upper()}: running tasks")
     ax.set_xlabel("step")
     ax.set_ylabel("running tasks")
     ax.legend(loc="upper left", fontsize="small")
@@ -95,9 +136,11 @@ def plot_reuse_histogram(run: PlannerRun, ax: Any) -> None:
     """Figure 4 panel: fraction of running task-time by number of DAGs served (bins >= 2)."""
     hist = run.histogram
     bins = [k for k in hist if k != "1"]
-    ax.bar(bins, [hist[k] for k in bins], color="tab:blue", label="ours")
+    ax.bar(bins, [hist[k] for k in bins], color=MATCH_COLORS.get(run.match), label="ours")
     paper = PAPER.get((run.workload, run.trace), {}).get("reused_2plus")
-    title = f"{run.workload.upper()} {run.trace.upper()}: reused by 2+ = {1 - hist['1']:.0%}"
+    policy = "" if run.match is None else f" {run.match}"
+    title = (f"{run.workload.upper()} {run.trace.upper()}{policy}: reused by 2+ = "
+             f"{1 - hist['1']:.0%}")
     if paper is not None:
         title += f" (paper {paper:.0%})"
     ax.set_title(title, fontsize="medium")

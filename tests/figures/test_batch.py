@@ -58,11 +58,16 @@ def test_tiny_batch_produces_every_planner_panel_and_summary(tmp_path):
     lines: list[str] = []
     out = run_batch("tiny", tmp_path / "res", progress=lines.append)
     pngs = sorted(p.name for p in (out / "figures").glob("fig[24]_*.png"))
-    assert len(pngs) == 12  # Figures 2 and 4 for 2 workloads x 3 traces
+    assert len(pngs) == 18  # Figures 2 and 4 for 3 workloads (2 + riot-tenants) x 3 traces
     assert all((out / "figures" / p).stat().st_size > 5000 for p in pngs)
     summary = (out / "summary.md").read_text()
     _check_planner_peak(summary, out / "figures" / "plan_riot_seq.csv")
-    assert any("[1/8] workload_opmw" in line for line in lines)
+    assert any("[1/9] workload_opmw" in line for line in lines)
+    # the tenants notebook: exact vs semantic, its table, and the figures shown inline
+    assert [r["trace"] for r in _table_rows(summary, "tenants")] == ["seq", "rw1", "rw2"]
+    tenants = nbformat.read(out / "notebooks" / "tenants.ipynb", as_version=4)
+    assert sum("image/png" in o.get("data", {}) for c in tenants.cells if c.cell_type == "code"
+               for o in c.outputs) == 2
     # the billing notebook: bills per dataflow for every workload and trace, and the arrivals
     assert len(list((out / "figures").glob("bills_*_*.png"))) == 6
     assert len(list((out / "figures").glob("arrivals_*.png"))) == 2
