@@ -136,8 +136,6 @@ def billing_figures(workload: str, flows: Sequence[Dataflow], out_dir: str | Pat
                     costs: TaskCosts = UNIT_COSTS) -> tuple[list[BillingRun], pd.DataFrame]:
     """Bill every trace of a workload; save ``bills_<w>_<trace>.csv`` and ``.png``,
     ``arrivals_<w>.png`` and ``summary_billing_<w>.csv``; return the runs and the summary."""
-    import matplotlib
-    matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
     out = Path(out_dir)

@@ -17,9 +17,6 @@ FIGURES = {"regular": (5, 6), "large": (7, 8), "extra-large": (9, 10)}
 
 def plot_figures(df: pd.DataFrame, outdir: str | Path) -> list[Path]:
     """Write ``fig<N>_<topology class>_<metric>.png``; returns the paths written."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     out = Path(outdir)

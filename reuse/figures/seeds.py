@@ -46,8 +46,6 @@ LABELS = {"mean_present": "mean submitted DAGs over the walk",
 
 
 def _plt() -> Any:
-    import matplotlib
-    matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
     return plt
 

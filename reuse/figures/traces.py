@@ -155,8 +155,6 @@ def planner_figures(workload: str, flows: Sequence[Dataflow], out_dir: Any,
     the runs and the summary table (ours beside the paper's). ``walk`` shortens RW traces."""
     from pathlib import Path
 
-    import matplotlib
-    matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
     out = Path(out_dir)
