@@ -22,19 +22,26 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 RATES = (10, 100, 300, 1000)
 
 
-def floors(workload_name: str, seqs: int, pi_iterations: int = 1600) -> dict[str, Any]:
+def floors(workload_name: str, seqs: int, pi_iterations: int = 1600, semantic: bool = False,
+           n: int | None = None) -> dict[str, Any]:
     from runtime_seq_peak import workload
 
     from reuse.core.paths import riotbench_dir
     from reuse.runtime.floor import floor_run
 
-    flows = workload(workload_name, None)
+    flows = workload(workload_name, n)
     dd = str(riotbench_dir(None))
     out: dict[str, Any] = {"dags": len(flows)}
-    for mode, shares in (("default", False), ("reuse", True)):
+    from reuse.tasks.matching import SEMANTIC
+
+    runs = [("default", False, None), ("reuse", True, None)]
+    if semantic:  # Reuse merging by meaning (issue 25): the ``~semantic`` modes' work
+        runs.append(("semantic", True, SEMANTIC))
+    for mode, shares, match in runs:
         floor_run(flows, shares=shares, seqs=min(50, seqs), start=10_000, data_dir=dd,
-                  pi_iterations=pi_iterations)  # warm: models trained, files read
-        r = floor_run(flows, shares=shares, seqs=seqs, data_dir=dd, pi_iterations=pi_iterations)
+                  pi_iterations=pi_iterations, match=match)  # warm: models trained, files read
+        r = floor_run(flows, shares=shares, seqs=seqs, data_dir=dd, pi_iterations=pi_iterations,
+                      match=match)
         out[mode] = {"tasks": r.tasks, "sources": r.sources, "ms_per_seq": round(r.ms_per_seq, 4),
                      "cores": {str(x): round(r.cores(x), 4) for x in RATES}}
     out["work_saved_cores"] = {str(x): round(out["default"]["cores"][str(x)]

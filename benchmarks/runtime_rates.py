@@ -63,17 +63,23 @@ def p99_limit_ms(trigger_s: float) -> float:
     return max(5000.0, 2500.0 * trigger_s)
 
 
-def split_mode(mode: str) -> tuple[str, dict[str, int]]:
-    """``reuse-inplace+k1u2`` -> (``reuse-inplace``, k-safety keywords of the shared query).
+def split_mode(mode: str) -> tuple[str, dict[str, Any]]:
+    """``reuse-inplace+k1u2`` -> (``reuse-inplace``, k-safety keywords of the shared query);
+    ``reuse-inplace~semantic`` -> (``reuse-inplace``, ``{"match": "semantic"}``): Reuse merging
+    by meaning (issue 25).
 
     >>> split_mode("reuse-inplace+k1u2")
     ('reuse-inplace', {'k_safe': 1, 'replicate_min_users': 2})
+    >>> split_mode("reuse-inplace~semantic")
+    ('reuse-inplace', {'match': 'semantic'})
     """
+    mode, _, match = mode.partition("~")
+    extra: dict[str, Any] = {"match": match} if match else {}
     base, _, ks = mode.partition("+")
     if not ks:
-        return base, {}
+        return base, extra
     k, _, u = ks.lstrip("k").partition("u")
-    return base, {"k_safe": int(k), "replicate_min_users": int(u or 2)}
+    return base, {"k_safe": int(k), "replicate_min_users": int(u or 2), **extra}
 
 
 def cell(mode: str, rate: float, args: argparse.Namespace) -> dict[str, Any]:
@@ -101,7 +107,8 @@ def cell(mode: str, rate: float, args: argparse.Namespace) -> dict[str, Any]:
     else:
         rt = Runtime(spark, root, mode=pol.mode.value, merge=pol.merge.value,
                      unmerge=pol.unmerge.value,
-                     sources=None if pol.sources is None else pol.sources.value, **common)
+                     sources=None if pol.sources is None else pol.sources.value,
+                     match=ksafe.get("match", "exact"), **common)
     out: dict[str, Any] = {"mode": mode, "rate": rate}
     try:
         rt.start_sources(sorted({f.task(s).type for f in flows for s in f.sources}))
@@ -171,7 +178,9 @@ def show(r: dict[str, Any], floor: dict[str, Any] | None) -> None:
 
 
 def floor_key(mode: str) -> str:
-    """Which of the floor's two runs a mode's work is: ``reuse`` or ``default``."""
+    """Which of the floor's runs a mode's work is: ``reuse``, ``semantic`` or ``default``."""
+    if mode.endswith("~semantic"):
+        return "semantic"
     return "reuse" if mode.startswith("reuse") else "default"
 
 
@@ -182,8 +191,8 @@ def report(rate: float, modes: list[str], cells: list[dict[str, Any]],
     max], and a verdict per compared pair (:func:`reuse.runtime.spread.compare`)."""
     ok = {m: [c for c in cells if c["mode"] == m and not c.get("failed")] for m in modes}
     cores = {m: [c["cores"] for c in ok[m]] for m in modes}
-    per_seq = {k: floor[k]["ms_per_seq"] / 1000 * rate for k in ("default", "reuse")} \
-        if floor else {}
+    per_seq = {k: floor[k]["ms_per_seq"] / 1000 * rate for k in ("default", "reuse", "semantic")
+               if k in floor} if floor else {}
     out: dict[str, Any] = {"modes": {}, "verdicts": []}
     print(f"== {rate:g}/s: {repeat} interleaved runs per mode; cores median [min, max]",
           flush=True)
@@ -218,8 +227,8 @@ def report(rate: float, modes: list[str], cells: list[dict[str, Any]],
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--workload", choices=["riot", "opmw"], default="riot")
-    ap.add_argument("--n", type=int, default=None)
+    ap.add_argument("--workload", choices=["riot", "opmw", "riot-tenants"], default="riot")
+    ap.add_argument("--n", type=int, default=None, help="first N DAGs (riot-tenants: N tenants)")
     ap.add_argument("--rates", default="10,100,300,1000")
     ap.add_argument("--modes", default="default,reuse,reuse-relaunch-lazy,reuse-inplace,"
                                        "default-inplace")
@@ -259,7 +268,8 @@ def main() -> None:
         ap.error(str(exc))
     from limit import floors
 
-    floor = floors(args.workload, args.floor_seqs, args.pi_iterations)
+    floor = floors(args.workload, args.floor_seqs, args.pi_iterations, n=args.n,
+                   semantic=any(m.endswith("~semantic") for m in args.modes.split(",")))
     print(f"{args.workload} floor: Default {floor['default']['ms_per_seq']} ms/seq, Reuse "
           f"{floor['reuse']['ms_per_seq']} ms/seq", flush=True)
     res: dict[str, Any] = {"args": vars(args), "floor": floor, "cells": [], "max_rate": {},

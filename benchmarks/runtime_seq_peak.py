@@ -47,6 +47,11 @@ ROOT = Path(__file__).resolve().parent.parent
 def workload(name: str, n: int | None, only_source: str | None = None) -> list[Any]:
     from reuse.core.dataflow import parse_dataflow
 
+    if name == "riot-tenants":  # issue 25's many tenants (seed 1; --n tenants, default 100)
+        from reuse.workloads.tenants import build_tenants
+
+        return [parse_dataflow(d) for d in sorted(
+            build_tenants(riotbench_dir(), tenants=n or 100, seed=1), key=lambda d: d["id"])]
     if name == "riot":
         from reuse.workloads.riotbench import build_dataflows
 
