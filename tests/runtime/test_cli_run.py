@@ -7,9 +7,6 @@ import csv
 import json
 import os
 import shutil
-import socket
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -155,59 +152,3 @@ def test_run_on_redis_bus(spark: Any, tmp_path: Path) -> None:
     assert all(r["max_lag_events"] != "" and r["throttled"] != "" for r in rows)
     assert sum(int(r["events_out"]) for r in rows) > 0
     assert len(started) == 1 and not _pid_alive(started[0])  # the broker was stopped
-
-
-def test_run_on_local_standalone_cluster(tmp_path: Path, mqtt_broker: str) -> None:
-    """``reuse cluster start``, ``reuse run --master spark://...`` (its own process: one
-    SparkContext per process), ``reuse cluster stop``: no daemon left behind. The run is fed
-    by a broker (``--source mqtt://``) and its ``--root`` is relative: the executors, whose
-    working directory is the worker's, must still write where the driver reads."""
-    import threading
-
-    from reuse.runtime.dataplane.publish import Publisher, Stream
-
-    port, ui = _free_port(), _free_port()
-    cdir = tmp_path / "cluster"
-    dags, trace = _tiny_trace(tmp_path)
-    reuse = [sys.executable, "-m", "reuse"]
-    start = subprocess.run([*reuse, "cluster", "start", "--dir", str(cdir), "--port", str(port),
-                            "--ui-port", str(ui)],
-                           capture_output=True, text=True, timeout=120)
-    pub = Publisher(mqtt_broker, [Stream("SYS", "SYS")], rate=10).connect()
-    publishing = threading.Thread(target=pub.run, daemon=True)
-    publishing.start()
-    try:
-        assert start.returncode == 0, start.stderr
-        url = json.loads(start.stdout)["url"]
-        # Default here; Reuse on a cluster (two workers, k-safety) is engines/shared/test_ksafe_spark.py's
-        for mode in ("default",):
-            run = subprocess.run([*reuse, "run", "--dags", str(dags), "--trace", str(trace),
-                                  "--mode", mode, "--merge", "inplace", "--master", url,
-                                  "--cluster-dir", str(cdir), "--step-seconds", "5",
-                                  "--trigger-seconds", "1", "--warmup-seconds", "2",
-                                  "--source", mqtt_broker,
-                                  "--out", str(tmp_path / f"cluster-{mode}.csv"),
-                                  "--root", f"run-{mode}"],
-                                 capture_output=True, text=True, timeout=400, cwd=tmp_path)
-            assert run.returncode == 0, run.stderr[-2000:]
-    finally:
-        pub.halt()
-        publishing.join(timeout=10)
-        pub.close()
-        stop = subprocess.run([*reuse, "cluster", "stop", "--dir", str(cdir)],
-                              capture_output=True, text=True, timeout=120)
-    assert json.loads(stop.stdout)["left"] == {}
-    for mode, tasks in (("default", [7, 13]),):
-        rows = list(csv.DictReader((tmp_path / f"cluster-{mode}.csv").open()))
-        assert [int(r["running_tasks"]) for r in rows][:2] == tasks
-        assert all(r["lost"] == "0" and r["duplicated"] == "0" for r in rows)
-        assert sum(int(r["events_out"]) for r in rows) > 0
-        assert {r["queries"] for r in rows} == {"1"}
-        # the cluster's master, worker and executor JVMs are measured (not only the driver)
-        assert all(float(r["cores"]) > 0 for r in rows)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])

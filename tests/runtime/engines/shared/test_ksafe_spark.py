@@ -6,6 +6,10 @@ chain shared when the second arrives, so the chain's replicas join mid-run, seed
 primary's saved state; ``clean-sys`` shares only the source and the parser. With two 1-core
 workers the shared query's two shards run as two Spark tasks on the two executors at once,
 which is where the replicas' anti-affinity comes from (``reuse.runtime.engines.shared.deploy``).
+
+This is also the suite's run of ``reuse cluster start``/``stop`` and ``reuse run --master
+spark://...``: its ``--root`` is relative, so the executors, whose working directory is the
+worker's, must still write where the driver reads (a bug once lost every output there).
 """
 
 from __future__ import annotations
@@ -94,8 +98,9 @@ def test_replicas_on_two_workers_outlive_a_killed_executor(spark: Any, tmp_path:
                                 "--master", info["url"], "--cluster-dir", str(cdir),
                                 "--k-safe", "1", "--step-seconds", "7", "--rate", "20",
                                 "--trigger-seconds", str(TRIGGER), "--warmup-seconds", "3",
-                                "--root", str(root), "--out", str(out)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                "--root", root.name, "--out", str(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               cwd=tmp_path)
         # kill once the replicas run (step 3 or 4) and enough batches show where shards ran
         deadline = time.time() + 240
         while journal_kinds(root).count("op") < 3 or len(_two_shard_batches(root)) < 6:
@@ -117,6 +122,9 @@ def test_replicas_on_two_workers_outlive_a_killed_executor(spark: Any, tmp_path:
     assert json.loads(stop.stdout)["left"] == {}
     rows = list(csv.DictReader(out.open()))
     assert all(r["lost"] == "0" and r["duplicated"] == "0" for r in rows)
+    # the cluster's master, worker and executor JVMs are measured (not only the driver), and
+    # one shared query ran throughout
+    assert all(float(r["cores"]) > 0 for r in rows) and {r["queries"] for r in rows} == {"1"}
     # twin-b shares the whole chain (4 tasks, the source included, replicated: 3 non-source)
     assert [int(r["replica_tasks"]) for r in rows] == [0, 3, 3, 3, 0]
     # each replica, on its own window, output exactly what the reference says
