@@ -137,14 +137,15 @@ def run_group(tasks: Sequence[Task], windows: Sequence[tuple[int, int]], records
         window, s = union[i:j], sel[i:j]
         if drops:
             out = list(compress(window, s))
-        else:
+        else:  # the passed runs copied whole, ``process`` called on the others only
             process = task.process
             out = []
-            for ev, keep in zip(window, s, strict=True):
-                if keep:
-                    out.append(ev)
-                else:
-                    out.extend(process(ev))
+            at, k = 0, s.find(0)
+            while k != -1:
+                out += window[at:k]
+                out += process(window[k])
+                at, k = k + 1, s.find(0, k + 1)
+            out += window[at:]
         recs = [line(r, clock()) for r in out] if rec else []
         res.append((out, recs, len(window)))
     return res
