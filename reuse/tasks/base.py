@@ -17,6 +17,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Literal
 
@@ -26,6 +28,7 @@ __all__ = [
     "ACCOUNTING_KEYS",
     "Event",
     "Partitioning",
+    "Predicates",
     "Task",
     "StatefulTask",
     "TaskError",
@@ -56,6 +59,23 @@ Partitioning = Literal["stateless", "keyed", "global", "join"]
 
 class TaskError(ReuseError):
     """A task cannot be built (unknown type, bad config) or cannot process an event."""
+
+
+@dataclass(frozen=True)
+class Predicates:
+    """Many filter tasks' predicates, evaluated together (issue 25, item 4; AStream's one pass).
+
+    What a type's :meth:`Task.fuse` gives the shard worker for a group of its tasks (the
+    *members*, in order). ``select(events)`` returns one selector per member: ``bytes`` with
+    one byte per event, 1 where the member's :meth:`~Task.process` returns ``[event]`` (the
+    very event, unchanged), else 0. It is AStream's bitmask per event stored by member, since
+    each member's output is a list of its own: ``itertools.compress(events, selector)`` is
+    that list for a member whose ``drops[i]`` is true (an event it does not pass gives no
+    output); for the others, an event not passed gives what ``process`` gives.
+    """
+
+    select: Callable[[Sequence[Event]], list[bytes]]
+    drops: tuple[bool, ...]
 
 
 class Task:
@@ -123,6 +143,19 @@ class Task:
     def _contains(cls, wide: Any, narrow: Any) -> bool:
         """A type's containment proof; may raise on a config it cannot read."""
         return False
+
+    #: Whether :meth:`fuse` evaluates a group of this type's tasks in one pass (issue 25,
+    #: item 4). Only a stateless filter declares it: its output for an event is that event or
+    #: nothing (or what its own ``process`` makes of a rejected one).
+    fusable: bool = False
+
+    @classmethod
+    def fuse(cls, members: Sequence[Task]) -> Predicates:
+        """The predicates of built tasks of this type (``members``), for one pass over events
+        that gives each member's decision per event (:class:`Predicates`). A fusable type
+        overrides it; the shard runs a group through it only when ``fusable`` is true.
+        """
+        raise TaskError(f"{cls.type_name} declares no fusable predicate")
 
     def __init__(self, config: Any) -> None:
         self.config = config

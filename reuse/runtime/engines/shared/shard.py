@@ -25,6 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 from reuse.runtime.common.execution import cached_task, record, record_line, source_event
 from reuse.runtime.common.planners import stream_events_name
+from reuse.runtime.engines.shared.predicates import (
+    PredicateGroup,
+    compiled,
+    predicate_groups,
+    run_group,
+    split_cpu,
+)
 
 if TYPE_CHECKING:
     from reuse.runtime.engines.shared.deploy import Epoch
@@ -51,10 +58,17 @@ def run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
         ``states``: the
         new state of every stateful task that is still deployed; ``cpu``: task -> CPU seconds
         spent in it; ``events``: source events generated; ``counts``: task -> events it took
-        (a source: emitted).
+        (a source: emitted); ``groups``: the predicate groups run in one pass, as lists of
+        their members' ids (empty when ``opts["fuse_predicates"]`` is false).
 
     Notes
     -----
+    Filter tasks of one fusable type that read the same parents run as one predicate group
+    (:mod:`reuse.runtime.engines.shared.predicates`, issue 25, item 4) unless
+    ``opts["fuse_predicates"]`` is false: the same outputs, sinks and counts, each member billed
+    a share of the group's CPU. The flag is not passed on to the tasks, so both settings build
+    and cache the same task objects.
+
     The cyclic garbage collector is paused for the call (:func:`_no_gc`): a batch holds every
     event it makes until it returns, and those many live dicts made the collector's passes
     cost about a tenth of the shard's CPU at the RIoT SEQ peak (``benchmarks/shard_cost.py``).
@@ -83,6 +97,13 @@ def _run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
                feed: Callable[[str, int, int], list[dict[str, Any]]] | None,
                ) -> dict[str, Any]:
     clock = now_ms or (lambda: time.time() * 1000)
+    fuse = bool(opts.get("fuse_predicates", True))
+    if "fuse_predicates" in opts:
+        opts = {k: v for k, v in opts.items() if k != "fuse_predicates"}
+    groups = predicate_groups(tasks) if fuse else []
+    first = {g.members[0]: g for g in groups}
+    grouped = {m for g in groups for m in g.members}
+    by_id = {t["id"]: t for t in tasks} if groups else {}
     data_dir = str(opts.get("data_dir") or "")
     outputs: dict[str, list[dict[str, Any]]] = {}
     sinks: dict[str, list[str]] = {}
@@ -108,6 +129,11 @@ def _run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
             generated += len(outputs[tid])
             counts[tid] = len(outputs[tid])
             cpu[tid] = time.process_time() - c0
+            continue
+        if tid in grouped:
+            if tid in first:
+                _run_group(first[tid], by_id, lo, hi, states, opts, outputs, sinks, cpu, counts,
+                           line, clock)
             continue
         task = cached_task(t, opts, states.get(tid))
         if a >= b:
@@ -146,7 +172,44 @@ def _run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
         counts[tid] = taken
         cpu[tid] = time.process_time() - c0
     return {"sinks": sinks, "states": new_states, "cpu": cpu, "events": generated,
-            "counts": counts}
+            "counts": counts, "groups": [list(g.members) for g in groups]}
+
+
+def _run_group(g: PredicateGroup, by_id: Mapping[str, Mapping[str, Any]], lo: int, hi: int,
+               states: Mapping[str, Any], opts: Mapping[str, Any],
+               outputs: dict[str, list[dict[str, Any]]], sinks: dict[str, list[str]],
+               cpu: dict[str, float], counts: dict[str, int],
+               line: Callable[[Any, float], str], clock: Callable[[], float]) -> None:
+    """Run a predicate group where its first member stands in the task order (every member
+    reads the same parents, all run by then): a member outside its window this batch takes
+    nothing and is not billed, as alone; the others share one merge, sort and pass."""
+    c0 = time.process_time()
+    live: list[tuple[str, Any, tuple[int, int], bool]] = []
+    for tid in g.members:
+        t = by_id[tid]
+        task = cached_task(t, opts, states.get(tid))
+        a = max(lo, int(t["start"]))
+        b = hi if t["end"] is None else min(hi, int(t["end"]))
+        outputs[tid] = []
+        if a < b:
+            live.append((tid, task, (a, b), bool(t["record"])))
+    if not live:
+        return
+    merged: list[dict[str, Any]] = []
+    for p in g.parents:
+        merged.extend(outputs.get(p, ()))
+    merged.sort(key=_SEQ)
+    tasks = [task for _, task, _, _ in live]
+    res = run_group(tasks, [w for _, _, w, _ in live], [r for _, _, _, r in live], merged,
+                    compiled(g.type, tasks), line, clock)
+    for (tid, _, _, _), (out, recs, taken) in zip(live, res, strict=True):
+        outputs[tid] = out
+        if recs:
+            sinks[tid] = recs
+        counts[tid] = taken
+    shares = split_cpu(time.process_time() - c0, [taken for _, _, taken in res])
+    for (tid, _, _, _), share in zip(live, shares, strict=True):
+        cpu[tid] = share
 
 
 _SEQ = itemgetter("seq")
@@ -172,7 +235,8 @@ def encode_rows(shard: int, res: Mapping[str, Any], lo: int, hi: int,
     rows.append((shard, "state", "", json.dumps(res["states"], separators=(",", ":"))))
     rows.append((shard, "stats", "", json.dumps(
         {"cpu": res["cpu"], "events": res["events"], "lo": lo, "hi": hi,
-         "counts": res.get("counts", {})}, separators=(",", ":"))))
+         "counts": res.get("counts", {}), "groups": res.get("groups", [])},
+        separators=(",", ":"))))
     return rows
 
 
