@@ -25,6 +25,14 @@ Why a rewrite of the submitted dataflow, as plain data, rather than a new kind o
   submitted. Where the narrow task's input order counts, the wide task must read its inputs in
   that order, since the residual sees them in the wide task's order.
 - The rules are the task layer's (:mod:`reuse.tasks.containment`); the core knows no task type.
+- A stateful residual (a window reading a wider running window's blocks) needs two things the
+  filters did not. Its input order counts, so the wide task must read the inputs in the
+  narrow task's order (above). And its proof may hold only for some inputs: a rule declared
+  with ``fresh_inputs`` is applied only to a task with no ancestor of its type in the submitted
+  dataflow, and a residual moves further down a chain of running wide tasks only where each
+  contains the next (:meth:`_Plan.fresh`). Warm state needs nothing here: a residual joins at
+  its join point like any new task, and reads the wide task's outputs from there, which is
+  what the reference execution runs (:mod:`reuse.tasks.containment` states the promise).
 
 Which wide task: first one behind which the narrow task already runs (its residual is shared
 too), else the narrowest candidate found by one pass (a candidate replaces the current one when
@@ -155,13 +163,16 @@ def contain(flow: Dataflow, running: RunningGraph, match: MatchPolicy = EXACT,
 
 class _Plan:
     """A plan being rewritten: the dataflow, its signatures, the tasks whose input order
-    counts, and each task's config key (computed once: canonical forms cost JSON)."""
+    counts, and each task's config key (computed once: canonical forms cost JSON); the
+    submitted dataflow, for the rules with ``fresh_inputs``."""
 
     def __init__(self, plan: Dataflow, sig: dict[str, Signature], ordered: frozenset[str],
                  running: RunningGraph, match: MatchPolicy) -> None:
         self.plan, self.sig, self.ordered = plan, sig, ordered
+        self.submitted = plan
         self.running, self.match = running, match
         self._keys: dict[tuple[str, str], str] = {}
+        self._fresh: dict[str, bool] = {}
 
     def key(self, task: Task) -> str:
         """The config key signatures hash, by type and config as written."""
@@ -202,7 +213,8 @@ class _Plan:
             has = [running.running_task(p).signature for p in c.parents]
             if not ordered:
                 has.sort()
-            if has == want and rule.contains(c.config, task.config):
+            if (has == want and rule.contains(c.config, task.config)
+                    and self.fresh(tid, rule, c)):
                 found.append(c)
         if not found:
             return None
@@ -220,6 +232,26 @@ class _Plan:
             if via is not None:
                 return Rewrite(tid, c.id, via, rule.name)
         return None
+
+    def fresh(self, tid: str, rule: ContainmentRule, wide: RunningTask) -> bool:
+        """Whether ``tid`` may read ``wide`` as far as ``rule.fresh_inputs`` asks (always, for
+        a rule without it): no ancestor of ``tid`` in the submitted dataflow is of the rule's
+        type (its inputs are as the proof has them), and every parent of ``tid`` of the type in
+        the plan, a wide task it already reads, contains ``wide`` (so ``wide`` is fed what the
+        proof allows too: by induction, the chain of wide tasks above ``tid``)."""
+        if not rule.fresh_inputs:
+            return True
+        if tid not in self._fresh:
+            seen, stack = set(), list(self.submitted.parents[tid])
+            while stack:
+                t = stack.pop()
+                if t not in seen:
+                    seen.add(t)
+                    stack.extend(self.submitted.parents[t])
+            self._fresh[tid] = all(self.submitted.task(t).type != rule.type for t in seen)
+        return self._fresh[tid] and all(
+            rule.contains(self.plan.task(p).config, wide.config)
+            for p in self.plan.parents[tid] if self.plan.task(p).type == rule.type)
 
     def behind(self, tid: str, ordered: bool, wide: RunningTask) -> str | None:
         """Make ``tid`` read from a copy of ``wide`` (or the plan's own task of its signature)

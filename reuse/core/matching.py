@@ -64,11 +64,20 @@ class ContainmentRule:
         The task type it applies to (the wide and the narrow task are both of it).
     contains
         ``(wide config, narrow config) -> bool``.
+    fresh_inputs
+        Whether the proof holds only for inputs no task of the rule's type has shaped. A
+        filter's proof holds for any input; a window's (``panes``) holds for raw values, and
+        for blocks of a size dividing the wide window, not for blocks of any size. The core
+        then applies the rule only to a task with no ancestor of the type in the submitted
+        dataflow, and moves a residual from its wide task ``w`` to a narrower running ``c``
+        that reads ``w`` only when ``contains(w, c)``: so every task of the type above it in
+        the plan is a wide task of the chain, each containing the next.
     """
 
     name: str
     type: str
     contains: Callable[[Any, Any], bool]
+    fresh_inputs: bool = False
 
 
 @dataclass(frozen=True)

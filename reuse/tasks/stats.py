@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from reuse.tasks.base import (
+    ACCOUNTING_KEYS,
     Event,
     StatefulTask,
     TaskError,
@@ -43,6 +44,8 @@ __all__ = [
     "SlidingLinearRegression",
     "DistinctApproxCount",
     "SecondOrderMoment",
+    "exact_partials",
+    "read_pane",
 ]
 
 
@@ -115,11 +118,39 @@ class KalmanFilter(StatefulTask):
 
 
 class BlockWindowAverage(StatefulTask):
-    """Average of each tumbling block of ``window`` values per series (N:1).
+    """Average of each tumbling block of ``window`` values per series (N:1), from an exact sum.
 
     Config keys: ``window`` (``AGGREGATE.BLOCK_COUNT.WINDOW_SIZE``), ``fields``
     (``AGGREGATE.BLOCK_AVERAGE.USE_MSG_FIELD``), ``group_by``. Output when a block completes:
-    ``value`` = mean, ``analytic`` "BWA". State: ``[sum, count]`` per series.
+    ``value`` = mean, ``analytic`` "BWA", and ``pane`` = ``{"n": count, "sum": [floats]}``,
+    the block's count and exact sum. State: per series ``[count, floats...]``, floats whose
+    exact sum is the block's sum so far.
+
+    Why exact (issue 25, item 3, the ``panes`` containment rule): a task of window ``k * w``
+    may read a running task of window ``w`` and combine ``k`` of its blocks (its *panes*). The
+    combined outputs must be identical to the task's own, bit for bit, and a mean of means or a
+    float sum in another order is not. So the mean is ``fsum / count``: :func:`math.fsum` is
+    the correctly rounded sum of its floats' *exact* sum, so it depends on the block's values
+    only, not on how they were grouped. Each output carries its block's exact sum as a few
+    floats (:func:`exact_partials`: ``round(S)``, ``round(S - s1)``, ... until nothing is left,
+    one spelling per exact sum), and an input that carries one (a pane) counts as its ``n``
+    values of that sum: so a block of panes is the block of their values. A block completes
+    once it holds at least ``window`` values; it holds exactly ``window`` when every input is a
+    raw value or a pane whose ``n`` divides the window, as on the residual path of the rule
+    (other pane sizes overshoot, and the block then averages every value of its panes). The
+    floats waiting in a block are folded into their partials every :attr:`FOLD` of them, so
+    state stays small for any window. A block whose exact sum is beyond the float range
+    (``fsum`` raises) emits the float sum's mean (an infinity) and no pane. The price: one
+    ``fsum`` per partial and block (``benchmarks/bwa_cost.py``).
+
+    Examples
+    --------
+    >>> bwa = BlockWindowAverage({"window": 3, "fields": ["t"], "group_by": ["obs"]})
+    >>> out = [o for v in [1e16, 1.0, -1e16] for o in bwa.process({"obs": "t", "value": v})]
+    >>> out[0]["value"], (1e16 + 1.0 - 1e16) / 3  # the float sum loses the 1.0
+    (0.3333333333333333, 0.0)
+    >>> out[0]["pane"]
+    {'n': 3, 'sum': [1.0]}
     """
 
     type_name = "BlockWindowAverage"
@@ -136,23 +167,87 @@ class BlockWindowAverage(StatefulTask):
         c["group_by"] = str_list(c.get("group_by", ["sensor", "obs"]))
         return c
 
+    #: what :func:`~reuse.tasks.base.derive` copies to an output besides the observation: a
+    #: series key made of other keys would not survive a pane
+    PANE_KEYS = frozenset({*ACCOUNTING_KEYS, "sensor", "meta", "obs"})
+
+    @classmethod
+    def _contains(cls, wide: Any, narrow: Any) -> bool:
+        """``narrow`` may read ``wide``'s panes when ``wide``'s window divides ``narrow``'s,
+        ``narrow``'s fields are among ``wide``'s (the same, unless a series is one field), and
+        every other key is the same (``group_by``
+        above all, in the same order: the same series, keyed by the same strings).
+
+        Fed raw values (or panes whose ``n`` divides ``wide``'s window), ``wide`` emits, per
+        series and in order, panes of exactly ``w`` consecutive values with their exact sum;
+        ``k = W / w`` consecutive panes of a series are then ``W`` consecutive values, and
+        ``narrow`` fed them completes its block after the ``k``-th pane with the same count and
+        exact sum, so the same mean, from the event that completed the same block (a pane is
+        derived from it, and :func:`~reuse.tasks.base.derive` keeps its accounting keys,
+        ``sensor`` and ``meta``). A field ``narrow`` skips, it skips in both, if each series is
+        one field (``obs`` in ``group_by``); else the fields must be the same. A pane keeps
+        ``sensor``, ``obs`` and the accounting keys only, so ``group_by`` must name only those
+        (:attr:`PANE_KEYS`). Blocks align with ``wide``'s: fresh tasks align from the first
+        value on; a residual that joins a running ``wide`` later starts its blocks at ``wide``'s
+        pane boundaries (see :mod:`reuse.tasks.containment`).
+
+        One exception: a block whose exact sum is beyond the float range (``|S| > 1.8e308``)
+        has no pane, so a residual skips it where the narrow task alone averages its values.
+
+        The proof needs pane-free inputs (other pane sizes overshoot differently in the two
+        chains): the rule is declared with ``fresh_inputs``, which the core checks
+        (:mod:`reuse.core.containment`).
+        """
+        w, n = cls._canonical(config_dict(wide)), cls._canonical(config_dict(narrow))
+        if not isinstance(w["window"], int) or n["window"] % w["window"]:
+            return False
+        fields_w, fields_n = set(w["fields"]), set(n["fields"])
+        if not set(n["group_by"]) <= cls.PANE_KEYS or not fields_n <= fields_w:
+            return False
+        if "obs" not in n["group_by"] and fields_n != fields_w:
+            return False  # a series spans fields: the wide one's blocks hold the others too
+        return ({k: v for k, v in w.items() if k not in ("window", "fields")}
+                == {k: v for k, v in n.items() if k not in ("window", "fields")})
+
     def __init__(self, config: Any) -> None:
         super().__init__(config)
         self.window = max(1, int(self._cfg("window", required=True)))
         self.fields = set(self._cfg("fields", required=True))
         self.group_by: list[str] = list(self._cfg("group_by", ["sensor", "obs"]))
-        self.blocks: dict[str, list[float]] = {}
+        self.blocks: dict[str, list[Any]] = {}
+
+    #: fold a block's waiting floats into their exact partials once it holds this many
+    FOLD = 64
 
     def process(self, event: Event) -> list[Event]:
         out = []
+        pane = read_pane(event.get("pane")) if "pane" in event else None
         for obs, val in _numeric(event, self.fields):
             key = group_key(event, obs, self.group_by)
-            block = self.blocks.setdefault(key, [0.0, 0])
-            block[0] += val
-            block[1] += 1
-            if block[1] >= self.window:
-                out.append(derive(event, obs=obs, value=block[0] / block[1], analytic="BWA"))
-                self.blocks[key] = [0.0, 0]
+            block = self.blocks.get(key)
+            if block is None:
+                block = self.blocks[key] = [0]
+            if pane is None:
+                block.append(val)
+                block[0] += 1
+            else:
+                block.extend(pane[1])
+                block[0] += pane[0]
+            if block[0] >= self.window:
+                del self.blocks[key]
+                count, parts = block[0], block[1:]
+                try:
+                    parts = exact_partials(parts)
+                    mean = (parts[0] if parts else 0.0) / count
+                    done = {"pane": {"n": count, "sum": parts}}
+                except OverflowError:  # an exact sum beyond the float range: no pane
+                    mean, done = sum(parts) / count, {}
+                out.append(derive(event, obs=obs, value=mean, analytic="BWA", **done))
+            elif len(block) > self.FOLD:
+                try:
+                    block[1:] = exact_partials(block[1:])
+                except OverflowError:
+                    pass
         return out
 
     def get_state(self) -> Any:
@@ -160,6 +255,45 @@ class BlockWindowAverage(StatefulTask):
 
     def set_state(self, state: Any) -> None:
         self.blocks = snapshot(state["blocks"])
+
+
+def exact_partials(values: list[float]) -> list[float]:
+    """The exact sum ``S`` of finite floats as the floats ``round(S)``, ``round(S - s1)``, ...
+    until the rest is zero: their exact sum is ``S``, and they depend on ``S`` only (so equal
+    sums, however grouped, give equal lists). ``[]`` for zero. Raises ``OverflowError`` when
+    ``S`` (or a step) is beyond the float range.
+
+    Each step is one :func:`math.fsum` (correctly rounded, C speed); the rest shrinks by 53
+    bits or more per step, so a sum of sensor readings takes one or two.
+
+    >>> exact_partials([0.1, 0.2, 0.3]), exact_partials([1e16, 1.0, -1e16]), exact_partials([])
+    ([0.6, 2.7755575615628914e-17], [1.0], [])
+    """
+    out: list[float] = []
+    rest = list(values)
+    s = math.fsum(rest)
+    while s:
+        out.append(s)
+        rest.append(-s)
+        s = math.fsum(rest)
+    return out
+
+
+def read_pane(pane: Any) -> tuple[int, list[float]] | None:
+    """A pane's count and partials, or ``None`` for anything that is not one (then the event's
+    value counts as one value).
+
+    >>> read_pane({"n": 4, "sum": [2.5, 1e-17]}), read_pane({"n": 0, "sum": []}), read_pane("x")
+    ((4, [2.5, 1e-17]), None, None)
+    """
+    try:
+        n, parts = pane["n"], pane["sum"]
+    except (TypeError, KeyError, IndexError):
+        return None
+    if (not isinstance(n, int) or isinstance(n, bool) or n < 1 or not isinstance(parts, list)
+            or not all(isinstance(p, float) and math.isfinite(p) for p in parts)):
+        return None
+    return n, parts
 
 
 class SlidingLinearRegression(StatefulTask):

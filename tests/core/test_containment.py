@@ -352,3 +352,40 @@ def test_a_plan_is_its_own_fixed_point(lo_hi):
     m.submit(chain("mid", (5, 25)))
     plan, done, _ = contain(chain("n", lo_hi), m, TOY)
     assert contain(plan, m, TOY)[:2] == (plan, ())
+
+
+# --- a rule whose proof holds for fresh inputs only (the task layer's ``panes``) -------------
+
+FRESH = MatchPolicy("toy", commutes=lambda t: t != "K", containment=(
+    ContainmentRule("interval", "F", INTERVAL.contains, fresh_inputs=True),))
+
+
+@pytest.mark.parametrize("policy, rewritten", [(TOY, True), (FRESH, False)])
+def test_a_fresh_inputs_rule_leaves_a_task_with_its_type_above_alone(policy, rewritten):
+    """``narrow.f1`` reads ``f0``, a task of the rule's type: its inputs are not the ones
+    such a proof covers, even though ``wide.f1`` over the same inputs contains it."""
+    m = Manager(match=policy)
+    m.submit(chain("wide", (0, 30), (0, 30)))
+    m.submit(chain("narrow", (0, 30), (10, 20)))
+    check(m)
+    assert (m.running_task("narrow.f1").parents == ("wide.f1",)) is rewritten
+    assert bool(m.rewrites("narrow")) is rewritten
+
+
+@pytest.mark.parametrize("policy, below", [(TOY, "odd.f1"), (FRESH, "w1.f0")])
+def test_a_fresh_inputs_residual_moves_down_only_to_a_task_its_wide_one_contains(policy, below):
+    """``mid`` (5..25) first reads ``w1.f0`` (0..30); below it runs ``odd.f1`` (5..50, a
+    user's filter reading ``w1.f0``), which contains ``mid`` but is not inside ``w1.f0``: under
+    a fresh-inputs rule ``mid`` stays behind ``w1.f0``, since ``odd.f1``'s inputs are not what
+    the proof covers. A third filter inside both then follows ``mid`` down the chain."""
+    m = Manager(match=policy)
+    m.submit(chain("w1", (0, 30)))
+    m.submit(chain("odd", (0, 30), (5, 50)))
+    assert m.running_task("odd.f1").parents == ("w1.f0",)
+    m.submit(chain("mid", (5, 25)))
+    check(m)
+    assert m.running_task("mid.f0").parents == (below,)
+    m.submit(chain("n", (10, 20)))
+    check(m)
+    assert m.running_task("n.f0").parents == ("mid.f0",)
+    assert [r.wider for r in m.rewrites("n")][0] == "w1.f0"

@@ -4,12 +4,13 @@ Each test submits two dataflows through the real planner (:class:`ReusePlanner` 
 with a match policy), builds the run's ledger as the engines save it, and runs the reference
 execution (:func:`reuse.runtime.accounting.reference_records`: the tasks' own code on the real
 RIoTBench events). What the second dataflow's sink receives in the merged run must be exactly
-what it receives run alone. Two tests show what exact matching gets wrong: it merges a
+what it receives run alone; for a window residual joining later, what its promise says. Two tests show what exact matching gets wrong: it merges a
 non-commuting task whose inputs are swapped, and the merged dataflow's outputs change.
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
@@ -22,7 +23,9 @@ from reuse.core.manager import Manager
 from reuse.core.matching import EXACT, MatchPolicy
 from reuse.core.paths import riotbench_dir
 from reuse.runtime.accounting import reference_records
+from reuse.runtime.common.execution import digest, source_event
 from reuse.runtime.common.planners import ReusePlanner
+from reuse.tasks import make_task
 from reuse.tasks.matching import SEMANTIC
 from reuse.testing import ledger_task, missing
 from reuse.workloads.riotbench import build_dataflows, source_configs
@@ -167,3 +170,94 @@ def test_error_estimation_with_swapped_inputs_is_not_shared_and_exact_gets_it_wr
     assert outs["swapped"] == alone(swapped)
     outs, placed = run([pred, swapped], EXACT)
     assert placed[1].start == () and outs["swapped"] != alone(swapped)
+
+
+# --- a window residual (the ``panes`` rule) joining a running window later --------------------
+
+def window_flow(dag: str, window: int, topic: str) -> Dataflow:
+    cfg = source_configs("SYS", DATA)
+    return parse_dataflow({"id": dag, "tasks": [
+        {"id": "src", "type": "SYS", "config": "source"},
+        {"id": "parse", "type": "SenMLParse", "config": cfg["SenMLParse"]},
+        {"id": "bwa", "type": "BlockWindowAverage",
+         "config": {**cfg["BlockWindowAverage"], "window": window, "group_by": ["obs"]}},
+        {"id": "out", "type": "MQTTPublish", "config": {"topic": topic}}],
+        "streams": [["src", "parse"], ["parse", "bwa"], ["bwa", "out"]]})
+
+
+def staged(ops: list[tuple[str, Any, int]]) -> tuple[dict[str, Counter[Any]], list[Any]]:
+    """Submit and remove dataflows at their own ``seq`` (``("submit", flow, J)``, ``("remove",
+    dag, R)``) through the semantic planner; each dataflow's sink outputs over ``[J, R)`` in the
+    reference execution, and the placements."""
+    planner = ReusePlanner(Manager(match=SEMANTIC))
+    tasks: dict[str, dict[str, Any]] = {}
+    dags: dict[str, dict[str, Any]] = {}
+    placements = []
+    for op, what, at in ops:
+        if op == "submit":
+            p = planner.submit(what)
+            placements.append(p)
+            tasks.update({t.id: ledger_task(t, at) for t in p.start})
+            dags[p.instance] = {"dag": what.id, "J": at, "R": None, "sinks": dict(p.sinks)}
+        else:
+            gone = planner.remove(what)
+            for t in gone.stop:
+                tasks[t]["end"] = at
+            dags[gone.instance]["R"] = at
+    ledger = {"t0": 0, "rate": 10.0, "data_dir": str(DATA), "tasks": tasks, "dags": dags,
+              "opts": {"data_dir": str(DATA), "pi_iterations": 10}}
+    ref = reference_records(ledger, UPTO)
+    out = {}
+    for info in dags.values():
+        seen: Counter[Any] = Counter()
+        for rid in info["sinks"].values():
+            seen += ref[rid]
+        out[info["dag"]] = seen
+    return out, placements
+
+
+def warm_residual(wide: int, narrow: int, join: int, stream: str) -> Counter[Any]:
+    """What the promise says a residual ``BWA(narrow)`` joining a running ``BWA(wide)`` (fresh
+    at 0) at ``join`` outputs: the narrow task started at ``join`` with the wide task's partial
+    blocks as its own, over the same source events (the tasks' own code, by hand)."""
+    cfg = source_configs("SYS", DATA)
+    parse = make_task("SenMLParse", cfg["SenMLParse"])
+    w = make_task("BlockWindowAverage", {**cfg["BlockWindowAverage"], "window": wide,
+                                         "group_by": ["obs"]})
+    n = make_task("BlockWindowAverage", {**cfg["BlockWindowAverage"], "window": narrow,
+                                         "group_by": ["obs"]})
+    out: Counter[Any] = Counter()
+    for seq in range(UPTO):
+        if seq == join:
+            n.set_state(w.get_state())
+        for ev in parse.process(source_event(stream, "SYS", seq, 0, 10.0, str(DATA))):
+            if seq < join:
+                w.process(ev)
+                continue
+            for o in n.process(ev):
+                o = json.loads(json.dumps(o))
+                out[(o["seq"], digest(o))] += 1
+    return out
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from([(1, 3), (2, 2), (2, 4), (3, 2)]), st.integers(0, UPTO - 1),
+       st.one_of(st.none(), st.integers(1, UPTO - 1)))
+def test_a_window_residual_joining_later_is_warm_and_outlives_the_wide_owner(wk, join, leave):
+    """``BWA(k * w)`` submitted at ``join`` behind a running ``BWA(w)`` reads its panes; in the
+    reference execution it outputs what the promise says (the wide task's alignment, warm),
+    fresh (``join`` 0) what it outputs alone, and the wide dataflow leaving at ``leave`` (after
+    ``join``) changes nothing for it."""
+    w, k = wk
+    ops: list[tuple[str, Any, int]] = [("submit", window_flow("wide", w, "a"), 0),
+                                       ("submit", window_flow("narrow", k * w, "b"), join)]
+    if leave is not None and leave > join:
+        ops.append(("remove", "wide", leave))
+    outs, placed = staged(ops)
+    new = {t.id: t for t in placed[1].start}
+    assert new["narrow.bwa"].parents == ("wide.bwa",)
+    stream = next(t.stream for t in placed[0].start if t.kind == "source")
+    assert outs["narrow"] == warm_residual(w, k * w, join, stream)
+    assert sum(outs["narrow"].values()) > 0 or join > UPTO - 2 * k * w
+    if join == 0:
+        assert outs["narrow"] == alone(window_flow("narrow", k * w, "b"))

@@ -241,7 +241,9 @@ def test_bloom_rule_refuses_other_training_lines(real_events, data_dir):
 
 
 def test_the_registry_is_explicit():
-    assert [r.type for r in containment_rules()] == ["RangeFilter", "BloomFilterCheck"]
+    assert [r.type for r in containment_rules()] == ["RangeFilter", "BloomFilterCheck",
+                                                      "BlockWindowAverage"]
+    assert [r.fresh_inputs for r in containment_rules()] == [False, False, True]
     assert SEMANTIC.containment == containment_rules()
     assert RULES["range"].contains == RangeFilter.contains
     with pytest.raises(Exception, match="unknown containment rule 'window'"):
