@@ -60,6 +60,26 @@ split equally among the dataflows it serves*. One rule covers tasks and overhead
 The model assumes a task's cost does not depend on how many dataflows read its output (true at
 the planner level; live, the fan-out to other queries belongs to the bus, an overhead).
 
+Containment (issue 25)
+----------------------
+Under a policy with containment rules (``planner_steps(..., match=SEMANTIC)``) the manager
+merges each dataflow's *plan* (:mod:`reuse.core.containment`), so ``U_tau`` are the dataflows
+whose plans hold ``tau``, and the rule above becomes: **a shared wide task is split equally
+among all its users, the dataflows that read it through a residual included; a residual task is
+charged only to the dataflows whose plan holds it** (its own, or several that submitted the same
+narrow filter behind the same wide one), never to the wide task's owner. Why: the residual's
+dataflow needs the wide task as surely as the owner does (removing the owner leaves the wide
+task running for it), while the owner does not need the residual. Every running task is
+charged once per step, so the bills still add up to what the running tasks cost.
+
+What that means for a residual's dataflow: its standalone cost ``v({i})`` is taken over its
+plan, which holds the wide task as well, so at planner weights (a cost per task, whatever the
+events it sees) it is one task more than its DAG as written once the wide task's owner has left,
+and a residual's dataflow can be billed more than its DAG alone would cost. A containment
+rewrite saves work, the events the residual does not see, not tasks; only measured costs
+(:mod:`reuse.analysis.billing_live`) can show that saving, and the live run has no containment
+yet.
+
 Early arrivals and the lifetime rule
 ------------------------------------
 Per step, the first user of a task pays for it alone until a second one joins; a late arrival
@@ -93,6 +113,7 @@ from typing import Any
 from reuse.core.dataflow import Dataflow
 from reuse.core.errors import CostError
 from reuse.core.manager import Manager
+from reuse.core.matching import EXACT, MatchPolicy
 from reuse.core.plan import PlanDelta
 from reuse.core.planner import StepRecord, replay, write_table
 from reuse.core.traces import Op
@@ -287,14 +308,17 @@ def check_costs(costs: TaskCosts, flows: Iterable[Dataflow]) -> None:
 def planner_steps(flows: Mapping[str, Dataflow], ops: Sequence[Op],
                   costs: TaskCosts = UNIT_COSTS, *, check: bool = True,
                   on_step: Callable[[StepRecord, PlanDelta], None] | None = None,
+                  match: MatchPolicy = EXACT,
                   ) -> tuple[list[StepCosts], list[StepRecord]]:
     """Replay a trace through the manager and price every running task at every step.
 
     Returns the :class:`StepCosts` (one charge per running task, its users from the manager)
-    and ``reuse plan``'s step records. Prices are checked before the first operation.
+    and ``reuse plan``'s step records. Prices are checked before the first operation. ``match``
+    is the manager's policy (the flows must be de-dup under it); under containment a task's
+    users are the dataflows whose plans hold it (see "Containment" above).
     """
     check_costs(costs, (flows[d] for d in dict.fromkeys(o.dag for o in ops if o.dag in flows)))
-    m = Manager()
+    m = Manager(match=match)
     steps: list[StepCosts] = []
 
     def price(rec: StepRecord, delta: PlanDelta) -> None:

@@ -7,6 +7,7 @@ import argparse
 from reuse.analysis.billing import RULES, UNIT_COSTS, bills, load_costs, planner_steps, write_bills
 from reuse.cli.common import add_replay_arguments, load_replay_inputs
 from reuse.core.errors import ReuseError
+from reuse.tasks.matching import MATCH_POLICIES, match_policy
 
 __all__ = ["add_parsers"]
 
@@ -14,6 +15,10 @@ __all__ = ["add_parsers"]
 def cmd_bill(args: argparse.Namespace) -> int:
     if args.run is not None:
         from reuse.analysis.billing_live import live_steps
+
+        if args.match != "exact":
+            raise ReuseError("--match is for the planner-level bill: a live run's ledger "
+                             "records each dataflow's tasks itself", file=args.run)
 
         flows, ops = load_replay_inputs(args)
         steps = live_steps(args.run)
@@ -23,8 +28,9 @@ def cmd_bill(args: argparse.Namespace) -> int:
         costs_unit = "CPU seconds (measured)"
     else:
         costs = load_costs(args.costs) if args.costs else UNIT_COSTS
-        flows, ops = load_replay_inputs(args)
-        steps, _ = planner_steps(flows, ops, costs, check=not args.no_check)
+        match = match_policy(args.match)
+        flows, ops = load_replay_inputs(args, match)
+        steps, _ = planner_steps(flows, ops, costs, check=not args.no_check, match=match)
         costs_unit = costs.unit
     rows = bills(steps, args.rule)
     write_bills(rows, args.out, [s.step for s in steps] if args.per_step else None)
@@ -50,6 +56,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
                      '({"types": {"T": 0.5, ...}, "default": 1.0}); default: 1 per task')
     src.add_argument("--run", help="a live run's directory (reuse run --merge inplace --root "
                      "DIR): bill each task's measured CPU per step")
+    b.add_argument("--match", choices=list(MATCH_POLICIES), default="exact",
+                   help="which tasks count as equal (planner level): exact, or semantic with "
+                   "containment; a residual is charged to its own dataflows only")
     b.add_argument("--per-step", action="store_true",
                    help="add a step_<k> column per step with each dataflow's share")
     b.add_argument("--rule", choices=sorted(RULES), default="shapley",

@@ -71,7 +71,6 @@ from typing import Protocol
 
 from reuse.core.dataflow import Dataflow, Task, fresh_id
 from reuse.core.equivalence import Signature, signatures, task_signature
-from reuse.core.errors import DataflowError
 from reuse.core.matching import EXACT, ContainmentRule, MatchPolicy
 from reuse.core.plan import RunningTask
 
@@ -117,7 +116,7 @@ class RunningGraph(Protocol):
 
 
 def contain(flow: Dataflow, running: RunningGraph, match: MatchPolicy = EXACT,
-            sig: Mapping[str, Signature] | None = None,
+            sig: Mapping[str, Signature] | None = None, ordered: frozenset[str] | None = None,
             ) -> tuple[Dataflow, tuple[Rewrite, ...], dict[str, Signature]]:
     """The plan of a de-dup dataflow under ``match``'s containment rules, and its steps.
 
@@ -131,6 +130,8 @@ def contain(flow: Dataflow, running: RunningGraph, match: MatchPolicy = EXACT,
         The policy: its signatures and its :attr:`~reuse.core.matching.MatchPolicy.containment`.
     sig
         ``flow``'s signatures under ``match``, if already computed.
+    ordered
+        ``match.ordered_tasks(flow)``, if already computed.
 
     Returns
     -------
@@ -140,61 +141,81 @@ def contain(flow: Dataflow, running: RunningGraph, match: MatchPolicy = EXACT,
         type and config, and the same sinks.
     """
     rules = {r.type: r for r in match.containment}
-    sigs = dict(signatures(flow, match) if sig is None else sig)
-    if not rules:
+    if ordered is None:
+        ordered = match.ordered_tasks(flow)
+    sigs = dict(signatures(flow, match, ordered) if sig is None else sig)
+    if not rules or not any(t.type in rules for t in flow.tasks):
         return flow, (), sigs
-    state = _Plan(flow, sigs, match.ordered_tasks(flow), running, match)
+    state = _Plan(flow, sigs, ordered, running, match)
     done: list[Rewrite] = []
+    settled: set[str] = set()
     i = 0
     # One pass in topological order. A step changes only the rewritten task and what is below
-    # it, so the tasks before it stay as they were decided; the rewritten task is looked at
-    # again (a narrower running task may read the one it now reads).
-    while i < len(state.plan.order):
-        tid = state.plan.order[i]
-        rule = rules.get(state.plan.task(tid).type)
+    # it, so the tasks settled before it stay as they were decided; the rewritten task is
+    # looked at again (a narrower running task may read the one it now reads), and so is any
+    # task a step moved ahead of it in the order.
+    while i < len(state.order):
+        tid = state.order[i]
+        if tid in settled:
+            i += 1
+            continue
+        rule = rules.get(state.by_id[tid].type)
         rewrite = None if rule is None else state.step(tid, rule)
         if rewrite is None:
+            settled.add(tid)
             i += 1
             continue
         done.append(rewrite)
-        i = state.plan.order.index(tid)
-    return state.plan, tuple(done), state.sig
+        settled.add(rewrite.via)  # spelled as a running task: the ordinary merge shares it
+        i = 0
+    if not done:
+        return flow, (), state.sig
+    return state.dataflow(), tuple(done), state.sig
 
 
 class _Plan:
-    """A plan being rewritten: the dataflow, its signatures, the tasks whose input order
-    counts, and each task's config key (computed once: canonical forms cost JSON); the
-    submitted dataflow, for the rules with ``fresh_inputs``."""
+    """A plan being rewritten: its tasks, streams, wiring and a topological order, edited in
+    place (a :class:`Dataflow` is built once, at the end: validating one per step cost more
+    than the step), its signatures and the tasks whose input order counts; the submitted
+    dataflow, for the rules with ``fresh_inputs``."""
 
-    def __init__(self, plan: Dataflow, sig: dict[str, Signature], ordered: frozenset[str],
+    def __init__(self, flow: Dataflow, sig: dict[str, Signature], ordered: frozenset[str],
                  running: RunningGraph, match: MatchPolicy) -> None:
-        self.plan, self.sig, self.ordered = plan, sig, ordered
-        self.submitted = plan
+        self.flow, self.sig, self.ordered = flow, sig, ordered
         self.running, self.match = running, match
-        self._keys: dict[tuple[str, str], str] = {}
+        self.tasks = list(flow.tasks)
+        self.streams = list(flow.streams)
+        self.parents = dict(flow.parents)
+        self.order = list(flow.order)
+        self.by_id = {t.id: t for t in flow.tasks}
+        self.by_sig = {s: t for t, s in sig.items()}
+        self.submitted = flow
         self._fresh: dict[str, bool] = {}
 
-    def key(self, task: Task) -> str:
-        """The config key signatures hash, by type and config as written."""
-        if task.abstract not in self._keys:
-            self._keys[task.abstract] = (task.config_key if self.match is EXACT
-                                         else self.match.config_key(task.type, task.config))
-        return self._keys[task.abstract]
+    def dataflow(self) -> Dataflow:
+        """The plan as a validated dataflow."""
+        return Dataflow(self.flow.id, tuple(self.tasks), tuple(self.streams),
+                        source=self.flow.source)
 
-    def signature(self, plan: Dataflow, tid: str, sig: Mapping[str, Signature],
-                  ordered: bool) -> Signature:
-        """A task's signature in ``plan`` as :func:`~reuse.core.equivalence.signatures`
-        computes it, from its parents' in ``sig``."""
-        task = plan.task(tid)
-        inputs = self.match.inputs(plan.parents[tid], sig, ordered)
+    def key(self, task: Task) -> str:
+        """The config key signatures hash (the policy remembers it: canonical forms cost
+        JSON)."""
+        return self.match.task_key(task)
+
+    def signature(self, tid: str, parents: Mapping[str, tuple[str, ...]],
+                  sig: Mapping[str, Signature], ordered: bool) -> Signature:
+        """A task's signature, wired by ``parents``, as
+        :func:`~reuse.core.equivalence.signatures` computes it from its parents' in ``sig``."""
+        task = self.by_id[tid]
+        inputs = self.match.inputs(parents[tid], sig, ordered)
         return task_signature(task.type, self.key(task), [sig[p] for p in inputs],
                               ordered=self.match.ordered_hash)
 
     def step(self, tid: str, rule: ContainmentRule) -> Rewrite | None:
         """Rewrite ``tid`` behind a running wider task, or ``None`` (nothing changed)."""
-        plan, sig, running = self.plan, self.sig, self.running
-        task = plan.task(tid)
-        parents = plan.parents[tid]
+        sig, running = self.sig, self.running
+        task = self.by_id[tid]
+        parents = self.parents[tid]
         if not parents or running.running_by_signature(sig[tid]) is not None:
             return None  # a source, or already running as it is: the ordinary merge shares it
         ups = [running.running_by_signature(sig[p]) for p in parents]
@@ -206,25 +227,30 @@ class _Plan:
         want = [sig[p] for p in parents]
         if not ordered:
             want.sort()
+        key, config, contains, n = self.key(task), task.config, self.match.contains, len(want)
         found = []
         for c in running.running_children(ups[0].id, task.type):  # type: ignore[union-attr]
-            if len(c.parents) != len(want):
+            if len(c.parents) != n:
                 continue
-            has = [running.running_task(p).signature for p in c.parents]
-            if not ordered:
-                has.sort()
-            if (has == want and rule.contains(c.config, task.config)
+            if n > 1:  # one input: a child of the narrow task's input reads just it
+                has = [running.running_task(p).signature for p in c.parents]
+                if not ordered:
+                    has.sort()
+                if has != want:
+                    continue
+            if (contains(rule, c.signature, c.config, key, config)
                     and self.fresh(tid, rule, c)):
                 found.append(c)
         if not found:
             return None
         found.sort(key=lambda c: c.id)
-        key = self.key(task)
-        shared = [c for c in found if running.running_by_signature(task_signature(
-            task.type, key, [c.signature], ordered=self.match.ordered_hash)) is not None]
+        # the narrow task already runs behind c only if c has a running child of its type
+        shared = [c for c in found if running.running_children(c.id, task.type)
+                  and running.running_by_signature(task_signature(
+                      task.type, key, [c.signature], ordered=self.match.ordered_hash))]
         narrowest = found[0]
         for c in found[1:]:
-            if rule.contains(narrowest.config, c.config):
+            if contains(rule, narrowest.signature, narrowest.config, c.signature, c.config):
                 narrowest = c
         for c in shared + [narrowest] + [c for c in found if c is not narrowest
                                          and c not in shared]:
@@ -250,57 +276,62 @@ class _Plan:
                     stack.extend(self.submitted.parents[t])
             self._fresh[tid] = all(self.submitted.task(t).type != rule.type for t in seen)
         return self._fresh[tid] and all(
-            rule.contains(self.plan.task(p).config, wide.config)
-            for p in self.plan.parents[tid] if self.plan.task(p).type == rule.type)
+            rule.contains(self.by_id[p].config, wide.config)
+            for p in self.parents[tid] if self.by_id[p].type == rule.type)
 
     def behind(self, tid: str, ordered: bool, wide: RunningTask) -> str | None:
         """Make ``tid`` read from a copy of ``wide`` (or the plan's own task of its signature)
         instead of its inputs, and return the copy's id; ``None`` (nothing changed) unless the
         copy gets ``wide``'s signature and the plan stays de-dup."""
-        plan, sig = self.plan, self.sig
-        by_sig = {s: t for t, s in sig.items()}
-        via = by_sig.get(wide.signature)
-        tasks = list(plan.tasks)
-        feed: list[tuple[str, str]] = []
+        sig = self.sig
+        via = self.by_sig.get(wide.signature)
+        copy = None
+        parents = dict(self.parents)
         if via is None:  # a copy of the wide task, over the narrow one's inputs in its order
-            copy = Task(fresh_id(f"{tid}.wider", {t.id for t in plan.tasks}), wide.type,
-                        wide.config)
-            # the copy's input order counts iff the narrow task's does (it is its one child)
-            inputs = self.match.inputs(plan.parents[tid], sig, ordered)
-            if task_signature(copy.type, self.key(copy), [sig[p] for p in inputs],
-                              ordered=self.match.ordered_hash) != wide.signature:
-                return None
+            copy = Task(fresh_id(f"{tid}.wider", self.by_id), wide.type, wide.config)
             via = copy.id
-            tasks.insert(tasks.index(plan.task(tid)), copy)
-            feed = [(p, via) for p in plan.parents[tid]]
-        streams: list[tuple[str, str]] = []
-        placed = False
-        for up, down in plan.streams:
-            if down != tid:
-                streams.append((up, down))
-            elif not placed:  # the narrow task's inputs are replaced where its first one was
-                streams += [*feed, (via, tid)]
-                placed = True
-        try:
-            new = Dataflow(plan.id, tuple(tasks), tuple(streams), source=plan.source)
-        except DataflowError:  # pragma: no cover - the wide task never descends from the narrow
-            return None
+            parents[via] = self.parents[tid]
+        parents[tid] = (via,)
         # The signatures change for the wide task (the plan's own may now have a child whose
         # input order counts, and then its own order counts too), the narrow task and what is
         # below it; nothing above: the wide task reads what the narrow one read, and was or is
         # now ordered iff the narrow one is.
         ordered_new = self.ordered | {via} if ordered else self.ordered
         new_sig = dict(sig)
-        new_sig[via] = self.signature(new, via, new_sig, via in ordered_new)
+        if copy is not None:
+            self.by_id[via] = copy  # for signature(); dropped again below if refused
+        new_sig[via] = self.signature(via, parents, new_sig, via in ordered_new)
         if new_sig[via] != wide.signature:
+            if copy is not None:
+                del self.by_id[via]
             return None
+        order = self.order
+        if copy is not None:  # just before the narrow task: after its inputs, and the order
+            at = order.index(tid)  # stays the one the dataflow's own would give
+            order = order[:at] + [via] + order[at:]
         changed = {via}
-        for t in new.order[new.order.index(tid):]:
-            if t == tid or any(p in changed for p in new.parents[t]):
-                new_sig[t] = self.signature(new, t, new_sig, t in ordered_new)
+        for t in order[order.index(tid):]:
+            if t == tid or any(p in changed for p in parents[t]):
+                new_sig[t] = self.signature(t, parents, new_sig, t in ordered_new)
                 changed.add(t)
         if len(set(new_sig.values())) != len(new_sig):
+            if copy is not None:
+                del self.by_id[via]
             return None
-        self.plan, self.sig, self.ordered = new, new_sig, ordered_new
+        streams: list[tuple[str, str]] = []
+        placed = False
+        feed = [(p, via) for p in self.parents[tid]] if copy is not None else []
+        for up, down in self.streams:
+            if down != tid:
+                streams.append((up, down))
+            elif not placed:  # the narrow task's inputs are replaced where its first one was
+                streams += [*feed, (via, tid)]
+                placed = True
+        if copy is not None:
+            self.tasks.insert(self.tasks.index(self.by_id[tid]), copy)
+        self.streams, self.parents, self.order = streams, parents, order
+        self.sig, self.ordered = new_sig, ordered_new
+        self.by_sig = {s: t for t, s in new_sig.items()}
+        if order.index(via) > order.index(tid):  # the plan's own wide task came later
+            self.order = list(self.dataflow().order)
         return via
-

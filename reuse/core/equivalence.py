@@ -74,8 +74,11 @@ def task_signature(type_: str, config_key: str, parent_signatures: Iterable[Sign
     return h.hexdigest()
 
 
-def signatures(flow: Dataflow, match: MatchPolicy = EXACT) -> dict[str, Signature]:
+def signatures(flow: Dataflow, match: MatchPolicy = EXACT,
+               ordered: frozenset[str] | None = None) -> dict[str, Signature]:
     """Signature of every task of ``flow``, by task id, computed in topological order.
+
+    ``ordered`` is ``match.ordered_tasks(flow)`` if the caller has it already.
 
     Examples
     --------
@@ -91,23 +94,25 @@ def signatures(flow: Dataflow, match: MatchPolicy = EXACT) -> dict[str, Signatur
     False
     """
     sig: dict[str, Signature] = {}
-    ordered = match.ordered_tasks(flow)
+    if ordered is None:
+        ordered = match.ordered_tasks(flow)
     for tid in flow.order:
         task = flow.task(tid)
-        key = task.config_key if match is EXACT else match.config_key(task.type, task.config)
+        key = match.task_key(task)
         parents = match.inputs(flow.parents[tid], sig, tid in ordered)
         sig[tid] = task_signature(task.type, key, (sig[p] for p in parents),
                                   ordered=match.ordered_hash)
     return sig
 
 
-def check_dedup(flow: Dataflow, match: MatchPolicy = EXACT) -> dict[str, Signature]:
+def check_dedup(flow: Dataflow, match: MatchPolicy = EXACT,
+                ordered: frozenset[str] | None = None) -> dict[str, Signature]:
     """Signatures of a de-dup DAG; a :class:`DataflowError` naming two equivalent tasks otherwise.
 
     Each submitted dataflow must be a de-dup DAG (section 3.2): two equivalent tasks in one DAG
     would compute the same stream twice, and the running DAGs could not stay de-dup.
     """
-    sig = signatures(flow, match)
+    sig = signatures(flow, match, ordered)
     first: dict[Signature, str] = {}
     for tid in flow.order:
         other = first.setdefault(sig[tid], tid)
@@ -136,7 +141,7 @@ def dedup(flow: Dataflow, match: MatchPolicy = EXACT) -> Dataflow:
         task = flow.task(tid)
         renamed = list(dict.fromkeys(rename[p] for p in flow.parents[tid]))
         parents = match.inputs(renamed, sig, tid in ordered)
-        key = task.config_key if match is EXACT else match.config_key(task.type, task.config)
+        key = match.task_key(task)
         s = task_signature(task.type, key, (sig[p] for p in parents), ordered=match.ordered_hash)
         rename[tid] = keep.setdefault(s, tid)
         sig[rename[tid]] = s

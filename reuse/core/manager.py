@@ -98,8 +98,8 @@ class Manager:
         self._submitted: dict[str, Dataflow] = {}
         self._plans: dict[str, Dataflow] = {}  # dag -> what was merged (containment rewrites)
         self._rewrites: dict[str, tuple[Rewrite, ...]] = {}
-        # running task id -> type -> the running tasks of that type reading it
-        self._children: dict[str, dict[str, set[str]]] = {}
+        # running task id -> type -> the running tasks of that type reading it, by id
+        self._children: dict[str, dict[str, dict[str, RunningTask]]] = {}
         self._sigs: dict[str, dict[str, Signature]] = {}  # dag -> task id -> signature
         self._sigset: dict[str, frozenset[Signature]] = {}
         self._tasks: dict[Signature, RunningTask] = {}
@@ -136,8 +136,9 @@ class Manager:
         """The running tasks (of a type, if given) that read a running task's output, in no
         particular order."""
         kids = self._children[task_id]
-        ids = kids.get(type_, ()) if type_ is not None else [c for s in kids.values() for c in s]
-        return tuple(self._tasks[self._sig_of[c]] for c in ids)
+        if type_ is not None:
+            return tuple(kids[type_].values()) if type_ in kids else ()
+        return tuple(c for of_type in kids.values() for c in of_type.values())
 
     @property
     def task_count(self) -> int:
@@ -210,12 +211,15 @@ class Manager:
         if flow.id in self._submitted:
             raise ManagerError("is already submitted (remove it first)", file=flow.source,
                                dag=flow.id)
-        sig = check_dedup(flow, self.match)
+        ordered = self.match.ordered_tasks(flow)
+        sig = check_dedup(flow, self.match, ordered)
         rewrites: tuple[Rewrite, ...] = ()
         plan = flow
         if self.match.containment:
-            plan, rewrites, sig = contain(flow, self, self.match, sig)
-        ordered = self.match.ordered_tasks(plan)
+            plan, rewrites, sig = contain(flow, self, self.match, sig, ordered)
+            # a wide task a narrow one reads counts its input order iff the narrow one does
+            # (:func:`~reuse.core.containment.contain`); nothing else changes
+            ordered = ordered | {r.via for r in rewrites if r.task in ordered}
         new_ids: dict[Signature, str] = {}
         taken: set[str] = set()
         for tid in plan.order:
@@ -266,7 +270,7 @@ class Manager:
             self._group_tasks[target].add(task.signature)
             self._children[task.id] = {}
             for p in task.parents:
-                self._children[p].setdefault(task.type, set()).add(task.id)
+                self._children[p].setdefault(task.type, {})[task.id] = task
         for s in sig.values():
             self._users[s].add(flow.id)
         self._submitted[flow.id] = flow
@@ -312,7 +316,7 @@ class Manager:
             del self._children[task.id]
             for p in task.parents:
                 kids = self._children[p][task.type]
-                kids.discard(task.id)
+                del kids[task.id]
                 if not kids:
                     del self._children[p][task.type]
         self._default_tasks -= len(self._submitted[dag_id])
@@ -477,7 +481,7 @@ class Manager:
             m._children[task.id] = {}
         for task in m._tasks.values():
             for p in task.parents:
-                m._children[p].setdefault(task.type, set()).add(task.id)
+                m._children[p].setdefault(task.type, {})[task.id] = task
         for item in state["submitted"]:
             flow = parse_dataflow(item["dag"], source=item.get("source"))
             plan = flow

@@ -37,12 +37,12 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from reuse.core.dataflow import Dataflow, canonical_config
+from reuse.core.dataflow import Dataflow, Task, canonical_config
 
-__all__ = ["ContainmentRule", "MatchPolicy", "EXACT"]
+__all__ = ["ContainmentRule", "MatchPolicy", "EXACT", "KEY_MEMO_SIZE"]
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,12 @@ class MatchPolicy:
     canonical: Callable[[str, Any], Any] | None = None
     commutes: Callable[[str], bool] | None = None
     containment: tuple[ContainmentRule, ...] = ()
+    # (type, config as written) -> config key: see task_key
+    _keys: dict[tuple[str, str], str] = field(default_factory=dict, init=False, repr=False,
+                                              compare=False, hash=False)
+    # (rule, wide key, narrow key) -> verdict: see contains
+    _verdicts: dict[tuple[str, str, str], bool] = field(default_factory=dict, init=False,
+                                                         repr=False, compare=False, hash=False)
 
     @property
     def ordered_hash(self) -> bool:
@@ -113,6 +119,44 @@ class MatchPolicy:
         return canonical_config(config if self.canonical is None
                                 else self.canonical(type_, config))
 
+    def task_key(self, task: Task) -> str:
+        """:meth:`config_key` of a task's type and config, remembered by its abstract task.
+
+        Why: a canonical form costs a JSON encoding per task, and the planner asks for the
+        same few configs at every submit (issue 25's 2x planner-cost target). The memo is keyed
+        by the type and the config's canonical JSON text (:attr:`Task.abstract`), so it relies
+        on a type's canonical form being a function of the config's JSON value, as it is for
+        configs read from JSON. Without a canonical form the key is the task's own. The memo
+        is emptied when it reaches :data:`KEY_MEMO_SIZE` entries, so it stays bounded.
+        """
+        if self.canonical is None:
+            return task.config_key
+        key = self._keys.get(task.abstract)
+        if key is None:
+            if len(self._keys) >= KEY_MEMO_SIZE:
+                self._keys.clear()
+            key = self._keys[task.abstract] = self.config_key(task.type, task.config)
+        return key
+
+    def contains(self, rule: ContainmentRule, wide_key: str, wide: Any, narrow_key: str,
+                 narrow: Any) -> bool:
+        """``rule.contains(wide, narrow)``, remembered by the two configs' keys.
+
+        Why: the planner checks every candidate wide task at every submit, and a rule reads
+        both configs afresh each time (issue 25's 2x planner-cost target). A key must name
+        the config's canonical form: the containment planner passes a running task's
+        signature, or :meth:`task_key` for the submitted task. So a rule must decide by the
+        canonical forms, as a rule that reads a config the way the task's constructor does
+        (as the canonical form does) will. Bounded like :meth:`task_key`.
+        """
+        memo = (rule.name, wide_key, narrow_key)
+        verdict = self._verdicts.get(memo)
+        if verdict is None:
+            if len(self._verdicts) >= KEY_MEMO_SIZE:
+                self._verdicts.clear()
+            verdict = self._verdicts[memo] = bool(rule.contains(wide, narrow))
+        return verdict
+
     def ordered_tasks(self, flow: Dataflow) -> frozenset[str]:
         """The tasks of ``flow`` whose input order counts: a type that does not commute, or a
         task upstream of one (bottom-up over the DAG, O(|D|))."""
@@ -120,8 +164,7 @@ class MatchPolicy:
             return frozenset()
         out: set[str] = set()
         for tid in reversed(flow.order):
-            if not self.commutes(flow.task(tid).type) or any(c in out
-                                                             for c in flow.children[tid]):
+            if not (self.commutes(flow.task(tid).type) and out.isdisjoint(flow.children[tid])):
                 out.add(tid)
         return frozenset(out)
 
@@ -133,6 +176,9 @@ class MatchPolicy:
             return list(parents)
         return sorted(parents, key=lambda p: sig[p])
 
+
+#: How many config keys a policy remembers (:meth:`MatchPolicy.task_key`) before starting over.
+KEY_MEMO_SIZE = 1 << 16
 
 #: The paper's equivalence, as the workbench had it before issue 25.
 EXACT = MatchPolicy("exact")

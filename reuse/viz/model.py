@@ -9,6 +9,12 @@ step stopped. Stopped tasks are kept in the snapshot of the step that stopped th
 last users and running DAG) so the picture can show what went away; a runtime that pauses
 instead of stopping (the paper's Storm binding) says so with ``paused``.
 
+Under a policy with containment (``Timeline(..., match=SEMANTIC)``, issue 25) a narrow task may
+run as a *residual* behind a running wider one (:meth:`Manager.rewrites`). Its view says which
+wide task it reads and by which rule (``residual_of``), and the wide task's view names the
+dataflows that read it through a residual (``residual_users``): they are among its users, which
+is why it outlives its owner. The pictures draw a residual with a dashed outline.
+
 The layout (:func:`reuse.viz.layout.render_data`) turns a snapshot into a
 :class:`~reuse.viz.layout.SceneData`.
 """
@@ -21,6 +27,7 @@ from typing import Any
 
 from reuse.core.dataflow import Dataflow
 from reuse.core.manager import Manager, RunningDag
+from reuse.core.matching import EXACT, MatchPolicy
 from reuse.core.plan import PlanDelta
 from reuse.core.planner import StepRecord, replay
 from reuse.core.traces import Op
@@ -38,7 +45,8 @@ class TaskView:
 
     ``reused_now`` marks tasks that this step's submission reused (``PlanDelta.reused``), which
     the pictures outline, so the reuse decision of a step is visible even for a task that already
-    served several DAGs.
+    served several DAGs. ``residual_of`` is ``(wide task, rule)`` for a residual task (empty
+    otherwise); ``residual_users`` are the dataflows that read this task through a residual.
     """
 
     id: str
@@ -49,6 +57,13 @@ class TaskView:
     running_dag: str
     state: str
     reused_now: bool = False
+    residual_of: tuple[str, str] | tuple[()] = ()
+    residual_users: tuple[str, ...] = ()
+
+    @property
+    def residual(self) -> bool:
+        """Whether the task is a residual: a narrow task reading a running wider one."""
+        return bool(self.residual_of)
 
     @property
     def reuse_count(self) -> int:
@@ -60,7 +75,9 @@ class TaskView:
         return {"id": self.id, "type": self.type, "config": self.config,
                 "parents": list(self.parents), "users": list(self.users),
                 "reuse_count": self.reuse_count, "running_dag": self.running_dag,
-                "state": self.state, "reused_now": self.reused_now}
+                "state": self.state, "reused_now": self.reused_now,
+                "residual_of": list(self.residual_of),
+                "residual_users": list(self.residual_users)}
 
 
 @dataclass(frozen=True)
@@ -119,6 +136,9 @@ class Timeline(Sequence[Snapshot]):
         tasks are shown as ``paused``. Running tasks listed there are shown paused as well.
     check
         Check the manager's invariants after each step (slower; the planner tests do that).
+    match
+        The manager's match policy (the flows must be de-dup under it); with containment,
+        residual tasks are marked (see the module docstring).
 
     Examples
     --------
@@ -138,11 +158,12 @@ class Timeline(Sequence[Snapshot]):
     """
 
     def __init__(self, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
-                 paused: Mapping[int, Iterable[str]] | None = None, check: bool = False) -> None:
+                 paused: Mapping[int, Iterable[str]] | None = None, check: bool = False,
+                 match: MatchPolicy = EXACT) -> None:
         self.flows = dict(flows)
         self.ops = list(ops)
         paused_sets = {int(k): frozenset(v) for k, v in (paused or {}).items()}
-        manager = Manager()
+        manager = Manager(match=match)
         self._snaps: list[Snapshot] = [Snapshot(0, None, None, {}, (), {})]
 
         def on_step(rec: StepRecord, delta: PlanDelta) -> None:
@@ -172,6 +193,7 @@ def _snapshot(m: Manager, rec: StepRecord, delta: PlanDelta, op: Op, prev: Snaps
     group = {t: d.id for d in dags for t in d.tasks}
     started = {t.id for t in delta.start}
     reused_now = set(delta.reused)
+    residual_of, readers = _residuals(m)
     tasks: dict[str, TaskView] = {}
     for t in sorted(m.running_tasks(), key=lambda t: t.id):
         users = tuple(sorted(m.users(t.id)))
@@ -182,15 +204,30 @@ def _snapshot(m: Manager, rec: StepRecord, delta: PlanDelta, op: Op, prev: Snaps
         else:
             state = "reused" if len(users) > 1 else "running"
         tasks[t.id] = TaskView(t.id, t.type, t.config, t.parents, users, group[t.id], state,
-                               t.id in reused_now)
+                               t.id in reused_now, residual_of.get(t.id, ()),
+                               tuple(sorted(readers.get(t.id, ()))))
     for tid in reversed(delta.stop):  # delta.stop is children first; parents first here
         old = prev.tasks[tid]
         tasks[tid] = TaskView(tid, old.type, old.config, old.parents, old.users,
                               _stopped_home(old, tasks, delta),
-                              "paused" if tid in paused else "stopped")
+                              "paused" if tid in paused else "stopped",
+                              residual_of=old.residual_of, residual_users=old.residual_users)
     submitted = {d: m.phi(d) for d in m.submitted}
     mapping = {d: {t: m.running_id(d, t) for t in flow.order} for d, flow in m.submitted.items()}
     return Snapshot(rec.step, op, delta, tasks, dags, submitted, rec, tuple(delta.stop), mapping)
+
+
+def _residuals(m: Manager) -> tuple[dict[str, tuple[str, str]], dict[str, set[str]]]:
+    """Residual task -> (wide task, rule), and wide task -> the dataflows reading it through a
+    residual, from every submitted dataflow's containment steps (running ids)."""
+    residual_of: dict[str, tuple[str, str]] = {}
+    readers: dict[str, set[str]] = {}
+    for dag in m.submitted:
+        for r in m.rewrites(dag):
+            wide = m.running_id(dag, r.via)
+            residual_of[m.running_id(dag, r.task)] = (wide, r.rule)
+            readers.setdefault(wide, set()).add(dag)
+    return residual_of, readers
 
 
 def _stopped_home(task: TaskView, placed: Mapping[str, TaskView], delta: PlanDelta) -> str:

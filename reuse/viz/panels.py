@@ -99,6 +99,9 @@ def details_html(snap: Snapshot, task_id: str | None, costs: TaskCosts = UNIT_CO
             ("reuse count", f'<span class="reuse-count">{t.reuse_count}</span>'),
             (f"{served} dataflows", f'<span class="task-users">{_ids(t.users)}</span>'),
             ("cost share", cost_share_html(snap, t, costs)),
+            *([("residual of", f"<code>{escape(t.residual_of[0])}</code> "
+                f"({escape(t.residual_of[1])} rule)")] if t.residual_of else []),
+            *([("read by residuals of", _ids(t.residual_users))] if t.residual_users else []),
             ("as submitted tasks", _ids(local)),
             ("parents", _ids(t.parents))]
     table = "".join(f'<tr><td style="padding-right:8px;vertical-align:top">{k}</td>'

@@ -61,6 +61,7 @@ class SceneNode:
     reused_now: bool = False
     maps_to: str = ""
     tooltip: str = ""
+    residual: bool = False  # a residual task: drawn with a dashed outline
 
 
 @dataclass(frozen=True)
@@ -214,9 +215,16 @@ def _running(snapshot: Snapshot) -> Parts:
             sub = f"{tid} \u00d7{count}" if count > 1 else tid
             tip = (f"{tid}: {t.type}, {t.state}, serves {count}: {', '.join(t.users)}"
                    + (" (reused this step)" if t.reused_now else ""))
-            placed[tid] = SceneNode(tid, _short(t.type), _short(sub), *xy[tid], NODE_W, NODE_H,
+            label = t.type
+            if t.residual_of:
+                tip += f"; residual of {t.residual_of[0]} ({t.residual_of[1]})"
+                label = f"{t.type} ⊂"  # the label says it too, where no tooltip shows
+            if t.residual_users:
+                tip += (f"; shared with the residual's dataflow{'s' * (len(t.residual_users) > 1)}"
+                        f" {', '.join(t.residual_users)}")
+            placed[tid] = SceneNode(tid, _short(label), _short(sub), *xy[tid], NODE_W, NODE_H,
                                     t.state, STATE_COLOURS[t.state], count, gid, "task",
-                                    t.reused_now, tooltip=tip)
+                                    t.reused_now, tooltip=tip, residual=t.residual)
         y += group.h + GAP
     edges = []
     for t in snapshot.tasks.values():

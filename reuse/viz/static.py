@@ -57,7 +57,8 @@ def draw_scene(scene: SceneData, *, dpi: int = 100) -> Figure:
             (n.x, n.y), n.w, n.h, boxstyle="round,pad=0,rounding_size=6", facecolor=n.colour,
             edgecolor="#e65100" if n.reused_now else "#333333",
             linewidth=2.2 if n.reused_now else 0.9,
-            linestyle="--" if stopped or n.kind == "submitted" else "-", zorder=3))
+            linestyle="--" if stopped or n.kind == "submitted" else "-." if n.residual else "-",
+            zorder=3))
         ax.text(n.x + 7, n.y + 14, n.label, fontsize=8.5, fontweight="bold", zorder=4,
                 clip_on=True)
         ax.text(n.x + 7, n.y + 29, n.sublabel, fontsize=7.5, color="#333333", zorder=4)

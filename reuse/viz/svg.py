@@ -37,10 +37,12 @@ def _a(v: float) -> str:
 
 def _node(n: SceneNode, selected: str | None) -> str:
     if n.kind == "task":
-        attrs = f'class="task state-{n.state}{" selected" if n.id == selected else ""}" ' \
+        attrs = f'class="task state-{n.state}{" residual" if n.residual else ""}' \
+                f'{" selected" if n.id == selected else ""}" ' \
                 f'data-task="{escape(n.id)}" data-state="{n.state}" ' \
                 f'data-count="{n.reuse_count}"'
-        dash = ' stroke-dasharray="4,3"' if n.state in ("stopped", "paused") else ""
+        dash = (' stroke-dasharray="4,3"' if n.state in ("stopped", "paused")
+                else ' stroke-dasharray="7,2,2,2"' if n.residual else "")
         stroke = "#e65100" if n.reused_now else "#333"
         width = 3 if n.reused_now else 1.2
     else:

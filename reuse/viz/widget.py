@@ -24,6 +24,7 @@ from matplotlib.figure import Figure
 
 from reuse.analysis.billing import UNIT_COSTS, TaskCosts
 from reuse.core.dataflow import Dataflow
+from reuse.core.matching import EXACT, MatchPolicy
 from reuse.core.traces import Op
 from reuse.viz.model import Snapshot, Timeline
 from reuse.viz.panels import delta_html, details_html
@@ -116,6 +117,9 @@ class Visualizer:
     costs
         Task prices for the details panel's cost share (default: 1 per task per step; see
         :mod:`reuse.analysis.billing`).
+    match
+        The manager's match policy (default ``exact``); under one with containment a residual
+        task is drawn with a dashed outline and says which wide task it reads.
     """
 
     def __init__(self, workload: str = "figure1", trace: str = "file", seed: int = 1,
@@ -123,8 +127,9 @@ class Visualizer:
                  ops: Sequence[Op] | None = None,
                  paths: Paths | None = None, paused: Mapping[int, Iterable[str]] | None = None,
                  show_submitted: bool | None = None, static: bool = False,
-                 costs: TaskCosts = UNIT_COSTS) -> None:
+                 costs: TaskCosts = UNIT_COSTS, match: MatchPolicy = EXACT) -> None:
         self.paths = paths or Paths.default()
+        self.match = match  # the manager's policy; residual tasks are drawn dashed
         self.costs = costs
         self.static_too = static
         self._paused = paused
@@ -196,7 +201,7 @@ class Visualizer:
     def load(self, flows: Mapping[str, Dataflow], ops: Sequence[Op]) -> None:
         """Replay ``ops`` over ``flows`` and show step 0."""
         self.flows = dict(flows)
-        self.timeline = Timeline(self.flows, ops, paused=self._paused)
+        self.timeline = Timeline(self.flows, ops, paused=self._paused, match=self.match)
         self.status.value = f"{len(self.flows)} dataflows, {self.timeline.steps} steps"
         self.slider.value = 0
         self.play.value = 0

@@ -433,3 +433,69 @@ def test_figure1_with_weights(figure1) -> None:
     assert all(close(step_shares(steps)[2][p], expected[p]) for p in "ABC")
     rows = {b.dag: b for b in bills(steps)}
     assert close(rows["D"].bill, rows["D"].standalone) and rows["A"].bill < rows["A"].standalone
+
+
+# --- containment (issue 25): a residual and the wide task it reads ------------------------------
+
+def riot_filter_flow(dag: str, ranges: dict[str, list[float]]) -> Dataflow:
+    """``SYS -> SenMLParse -> RangeFilter -> MQTTPublish`` with the real SYS configs, the filter
+    keeping ``ranges`` and the sink publishing to the dataflow's own topic."""
+    from reuse.core.paths import riotbench_dir
+    from reuse.testing import missing
+    from reuse.workloads.riotbench import source_configs
+
+    if not riotbench_dir().is_dir():
+        pytest.skip(missing("data", "data/riotbench is not set up"))
+    cfg = source_configs("SYS", riotbench_dir())
+    tasks = (Task("src", "SYS", cfg["source"]), Task("parse", "SenMLParse", cfg["SenMLParse"]),
+             Task("range", "RangeFilter", {"valid_range": ranges, "mode": "drop"}),
+             Task("out", "MQTTPublish", {"topic": dag}))
+    return Dataflow(dag, tasks, (("src", "parse"), ("parse", "range"), ("range", "out")))
+
+
+def test_a_residual_is_billed_to_its_own_and_the_wide_task_split_among_all_its_users():
+    """``W`` runs the real SYS ranges; ``N1`` and ``N2`` keep a narrower temperature band (the
+    same one), so under ``semantic`` both read ``W``'s filter through one shared residual."""
+    from reuse.tasks.matching import SEMANTIC
+
+    wide = {"temperature": [-12.5, 43.1], "humidity": [10.7, 95.2]}
+    narrow = {"temperature": [0.0, 30.0], "humidity": [20.0, 90.0]}
+    flows = {"W": riot_filter_flow("W", wide), "N1": riot_filter_flow("N1", narrow),
+             "N2": riot_filter_flow("N2", narrow)}
+    ops = [Op("submit", "W"), Op("submit", "N1"), Op("submit", "N2"), Op("remove", "W"),
+           Op("remove", "N1")]
+    steps, records = planner_steps(flows, ops, match=SEMANTIC)
+    # each step's charges: running task id -> the dataflows it is charged to
+    seen = {s.step: {c.item: c.users for c in s.charges} for s in steps}
+    assert seen[3]["W.range"] == {"W", "N1", "N2"}  # the wide filter: the residuals' users too
+    assert seen[3]["N1.range"] == {"N1", "N2"}  # the residual: its own dataflows only
+    assert seen[3]["W.out"] == {"W"}
+    shares = step_shares(steps)
+    third, half = 1 / 3, 1 / 2
+    # step 3: source, parser and wide filter split three ways; the residual two ways
+    assert close(shares[2]["W"], 3 * third + 1)
+    assert close(shares[2]["N1"], 3 * third + half + 1) and close(shares[2]["N2"], shares[2]["N1"])
+    # W's owner leaves: the wide filter keeps running, split between the residuals' dataflows
+    assert "W.range" in seen[4] and seen[4]["W.range"] == {"N1", "N2"}
+    assert close(shares[3]["N1"], 3 * half + half + 1)
+    # N2 alone: its plan's five tasks (the DAG's four and the wide filter it reads)
+    assert seen[5]["W.range"] == {"N2"} and close(shares[4]["N2"], 5.0)
+    assert steps[4].standalone("N2") == len(flows["N2"]) + 1
+    # totals conserved: every step's shares add up to its running tasks, as reuse plan counts
+    for s, sh, rec in zip(steps, shares, records, strict=True):
+        assert close(sum(sh.values()), s.total) and s.total == rec.reuse_tasks
+    for rule in RULES:
+        assert close(sum(b.bill for b in bills(steps, rule)), sum(s.total for s in steps))
+
+
+def test_without_containment_the_narrow_filter_is_its_own_task():
+    """The same trace under ``exact``: no task is shared beyond the source and the parser, so
+    the pin above is containment's doing, not the trace's."""
+    wide = {"temperature": [-12.5, 43.1], "humidity": [10.7, 95.2]}
+    narrow = {"temperature": [0.0, 30.0], "humidity": [20.0, 90.0]}
+    flows = {"W": riot_filter_flow("W", wide), "N1": riot_filter_flow("N1", narrow),
+             "N2": riot_filter_flow("N2", narrow)}
+    steps, _ = planner_steps(flows, [Op("submit", "W"), Op("submit", "N1"),
+                                     Op("submit", "N2")])
+    users = {c.item: c.users for c in steps[2].charges}
+    assert users["W.range"] == {"W"} and users["N1.range"] == {"N1", "N2"}

@@ -182,6 +182,22 @@ def test_a_dataflow_that_has_the_wide_task_itself_reads_its_own():
     assert len(m.plan("both")) == len(both) and m.plan("both").parents["n"] == ("w",)
 
 
+def test_every_narrow_task_listed_before_the_own_wide_task_is_rewritten():
+    """Reading its own wide task ``w``, listed after ``n1`` and ``n2``, moves ``n1`` after
+    ``w`` in the order: ``n2`` comes before ``n1`` then, and must still be looked at (a pass
+    that resumed at ``n1`` skipped it and left ``n2`` reading the inputs)."""
+    m = Manager(match=TOY)
+    m.submit(chain("wide", (0, 30)))
+    both = flow("both", [("s", "S1", "source"), ("p", "P", 0), ("n1", "F", [10, 20]),
+                         ("n2", "F", [5, 25]), ("w", "F", [0, 30]), ("o", "O", 1)],
+                [["s", "p"], ["p", "n1"], ["p", "n2"], ["p", "w"], ["n1", "o"], ["n2", "o"],
+                 ["w", "o"]])
+    m.submit(both)
+    check(m)
+    assert [(r.task, r.via) for r in m.rewrites("both")] == [("n1", "w"), ("n2", "w")]
+    assert m.plan("both").parents["n2"] == ("w",) and len(m.plan("both")) == len(both)
+
+
 def test_a_union_filter_reads_a_wide_filter_over_the_same_union():
     def union(dag, lo, hi, order=("a", "b")):
         return flow(dag, [("s", "S1", "source"), ("a", "P", 0), ("b", "P", 1),

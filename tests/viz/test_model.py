@@ -182,3 +182,65 @@ def test_details_show_the_cost_share(timeline: Timeline) -> None:
     # a task stopped at this step is not billed for it
     assert "none: stopped at this step" in details_html(timeline[5], "B.out")
     assert "cost-share" not in details_html(timeline[5], "B.out")
+
+
+# --- containment (issue 25): residual tasks are marked ------------------------------------------
+
+def filter_flow(dag: str, ranges: dict[str, list[float]]) -> Dataflow:
+    """``SYS -> SenMLParse -> RangeFilter -> MQTTPublish`` with the real SYS configs."""
+    from reuse.core.dataflow import Task
+    from reuse.core.paths import riotbench_dir
+    from reuse.workloads.riotbench import source_configs
+
+    if not riotbench_dir().is_dir():
+        pytest.skip(missing("data", "data/riotbench is not set up"))
+    cfg = source_configs("SYS", riotbench_dir())
+    tasks = (Task("src", "SYS", cfg["source"]), Task("parse", "SenMLParse", cfg["SenMLParse"]),
+             Task("range", "RangeFilter", {"valid_range": ranges}),
+             Task("out", "MQTTPublish", {"topic": dag}))
+    return Dataflow(dag, tasks, (("src", "parse"), ("parse", "range"), ("range", "out")))
+
+
+@pytest.fixture
+def contained() -> tuple[dict[str, Dataflow], list[Op]]:
+    """``W`` keeps the real SYS temperature range, ``N`` a band inside it."""
+    flows = {"W": filter_flow("W", {"temperature": [-12.5, 43.1]}),
+             "N": filter_flow("N", {"temperature": [0, 30]})}
+    return flows, [Op("submit", "W"), Op("submit", "N"), Op("remove", "W")]
+
+
+def test_a_residual_and_the_wide_task_it_reads_are_marked(contained) -> None:
+    from reuse.tasks.matching import SEMANTIC
+
+    tl = Timeline(*contained, match=SEMANTIC, check=True)
+    for step in (2, 3):  # with the wide task's owner, and after it left
+        snap = tl[step]
+        residual, wide = snap.tasks["N.range"], snap.tasks["W.range"]
+        assert residual.residual and residual.residual_of == ("W.range", "range")
+        assert residual.parents == ("W.range",) and residual.users == ("N",)
+        assert not wide.residual and wide.residual_users == ("N",) and "N" in wide.users
+        assert not snap.tasks["W.parse"].residual_users
+        scene = render_data(snap)
+        node = scene.node("N.range")
+        assert node.residual and "residual of W.range (range)" in node.tooltip
+        assert "\u2282" in node.label
+        wide_node = scene.node("W.range")
+        assert not wide_node.residual
+        assert "shared with the residual's dataflow N" in wide_node.tooltip
+        svg = ET.fromstring(to_svg(scene))
+        groups = {g.get("data-task"): g for g in svg.iter(f"{SVG}g") if g.get("data-task")}
+        assert "residual" in groups["N.range"].get("class").split()
+        assert groups["N.range"].find(f"{SVG}rect").get("stroke-dasharray")
+        assert "residual" not in groups["W.range"].get("class").split()
+        assert groups["W.range"].find(f"{SVG}rect").get("stroke-dasharray") is None
+        details = details_html(snap, "W.range")
+        assert "read by residuals of" in details and "residual of" not in details
+    assert tl[3].tasks["W.range"].users == ("N",)  # the owner left; the residual's needs it
+
+
+def test_without_containment_nothing_is_a_residual(contained) -> None:
+    tl = Timeline(*contained)
+    snap = tl[2]
+    assert not any(t.residual or t.residual_users for t in snap.tasks.values())
+    assert not any(n.residual for n in render_data(snap).nodes)
+    assert snap.tasks["N.range"].parents == ("W.parse",)
