@@ -121,6 +121,10 @@ class Engine:
         (what a publisher sends, see ``reuse publish``).
     mode
         ``"reuse"`` or ``"default"``.
+    match
+        What Reuse merges by: ``"exact"`` or ``"semantic"`` (issue 25: canonical configs,
+        order-free inputs, a narrower filter or window reading a running wider one); the view
+        draws residual tasks dashed.
     root
         Run directory (default: a new temporary one).
     rate, trigger_s, shards, data_dir
@@ -146,7 +150,7 @@ class Engine:
                  trigger_s: float = 2.0, shards: int | None = None,
                  data_dir: str | Path | None = None, poll_s: float = 0.5,
                  workload: str | None = "riot", record: str = "full", ui: bool = False,
-                 catch_up: bool = True, **engine_kwargs: Any) -> None:
+                 catch_up: bool = True, match: str = "exact", **engine_kwargs: Any) -> None:
         from pyspark.sql import SparkSession
 
         from reuse.runtime.engines.shared.engine import InplaceRuntime
@@ -172,7 +176,7 @@ class Engine:
             self.runtime = InplaceRuntime(
                 self.spark, self.root, mode=mode, shards=shards, rate=rate, trigger_s=trigger_s,
                 data_dir=None if data_dir is None else str(data_dir), record=record,
-                source=source, **engine_kwargs)
+                source=source, match=match, **engine_kwargs)
         except BaseException:
             self._stop_session()
             raise

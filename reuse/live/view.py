@@ -67,7 +67,11 @@ class LiveView(Visualizer):
         self._metrics: dict[str, Any] = {}
         self._shown_ops = -1
         self._refreshing = threading.RLock()  # the thread's refresh and a button's
-        super().__init__(flows={}, ops=[], show_submitted=False, static=False)
+        from reuse.tasks.matching import match_policy
+
+        # the engine's match policy: the same plans, ids and residual marks as the engine's
+        super().__init__(flows={}, ops=[], show_submitted=False, static=False,
+                         match=match_policy(getattr(engine.runtime, "match", "exact")))
         self.static_live = static
         self.refresh_s = refresh_s if refresh_s is not None else max(
             0.5, float(engine.runtime.trigger_s))

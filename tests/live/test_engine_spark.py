@@ -3,6 +3,7 @@ JSON file), watch the merge in the metrics and the view, read outputs, remove, s
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 import time
@@ -36,7 +37,7 @@ def test_live_engine_merge_outputs_unmerge(spark: Any, tmp_path: Path, mqtt_brok
     eng = None
     try:
         eng = Engine(source=mqtt_broker, root=tmp_path / "run", rate=20, trigger_s=1.0,
-                     shards=2, poll_s=0.2)
+                     shards=2, poll_s=0.2, match="semantic")
         a = eng.submit(flows["stats-sys"].to_dict())
         b = eng.submit(tmp_path / "clean.json")
         assert b["reused"], "clean-sys merges into stats-sys"
@@ -61,6 +62,19 @@ def test_live_engine_merge_outputs_unmerge(spark: Any, tmp_path: Path, mqtt_brok
         assert {t.id for t in snap.tasks.values() if t.reuse_count == 2}
         out = eng.outputs("clean-sys", n=5)
         assert len(out) == 5 and all(o["event"] is not None for o in out)
+        # semantic match: a narrower clean-sys runs its range filter as a residual behind
+        # clean-sys's running one, and the view marks it
+        narrow = copy.deepcopy(flows["clean-sys"].to_dict())
+        narrow["id"] = "narrow-clean-sys"
+        for t in narrow["tasks"]:
+            if t["type"] == "RangeFilter":
+                t["config"]["valid_range"].update(temperature=[0.0, 30.0])
+        n = eng.submit(narrow)
+        assert "clean-sys.range" in n["reused"]
+        view.refresh()
+        residuals = {t.id: t.residual_of for t in view.snapshot.tasks.values() if t.residual}
+        assert residuals == {"narrow-clean-sys.range": ("clean-sys.range", "range")}
+        eng.remove("narrow-clean-sys")
         r = eng.remove("stats-sys")
         # the remaining dataflow's outputs keep arriving past the cut
         _until(lambda: max(o["seq"] for o in eng.outputs("clean-sys", n=1)) > r["R"] + 20)
