@@ -44,19 +44,13 @@ from reuse.runtime.engines.shared.deploy import Deployment
 from reuse.runtime.engines.shared.shard import run_shard
 from reuse.runtime.floor import floor_run
 from reuse.runtime.spread import Spread, interleave
-from reuse.testing import riot_flows
+from reuse.testing import deployed_at_zero, riot_flows
 
 
 def deployment(shards: int, shares: bool) -> Deployment:
     """The SEQ peak: every RIoTBench dataflow submitted at ``seq`` 0, as the engine does."""
-    planner = make_planner(shares)
-    dep = Deployment(shards)
-    kinds: dict[str, str] = {}
-    for flow in riot_flows().values():
-        p = planner.submit(flow)
-        kinds.update({t.id: t.kind for t in p.start})
-        leaves = {r for r in p.sinks.values() if kinds[r] == "task"}
-        dep.deploy(p, 0, record=leaves)
+    dep, _ = deployed_at_zero(riot_flows().values(), shards, {"data_dir": ""},
+                              planner=make_planner(shares))
     return dep
 
 

@@ -41,3 +41,22 @@ def sys_obs(configs, data_dir):
 @pytest.fixture(scope="session")
 def taxi_obs(configs, data_dir):
     return parsed("TAXI", configs["TAXI"], data_dir, 200)
+
+
+@pytest.fixture(scope="session")
+def real_events_of(configs, data_dir):
+    """``n`` -> the first ``n`` messages of each source, parsed (one observation each) and
+    joined (one message): the real inputs the containment rules are checked on."""
+    made: dict[int, dict[str, list[dict]]] = {}
+
+    def of(n: int) -> dict[str, list[dict]]:
+        if n not in made:
+            out = {}
+            for src in ("SYS", "TAXI", "FIT"):
+                obs = parsed(src, configs[src], data_dir, n)
+                join = make_task("Join", configs[src]["Join"])
+                out[src] = obs + [o for ev in obs for o in join.process(ev)]
+            made[n] = out
+        return made[n]
+
+    return of

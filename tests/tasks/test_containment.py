@@ -32,7 +32,6 @@ from reuse.tasks import make_task
 from reuse.tasks.containment import RULES, containment_rules
 from reuse.tasks.filters import BloomFilter, RangeFilter
 from reuse.tasks.matching import SEMANTIC
-from reuse.tasks.sources import replay
 from reuse.testing import execute_tasks, run_flow
 
 FIELDS = ["t", "h", "d"]
@@ -158,14 +157,9 @@ def test_range_rule_refuses_a_config_it_does_not_read(config):
 # --- RangeFilter on the real streams --------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def real_events(configs, data_dir) -> dict[str, list[dict[str, Any]]]:
+def real_events(real_events_of) -> dict[str, list[dict[str, Any]]]:
     """150 messages of each source, parsed (one observation each) and joined (one message)."""
-    out = {}
-    for src in ("SYS", "TAXI", "FIT"):
-        parsed = run(make_task("SenMLParse", configs[src]["SenMLParse"]),
-                     list(replay(src, data_dir, limit=150)))
-        out[src] = parsed + run(make_task("Join", configs[src]["Join"]), parsed)
-    return out
+    return real_events_of(150)
 
 
 @st.composite

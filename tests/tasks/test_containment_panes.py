@@ -28,7 +28,6 @@ from reuse.core.manager import Manager
 from reuse.tasks import make_task
 from reuse.tasks.containment import RULES
 from reuse.tasks.matching import SEMANTIC
-from reuse.tasks.sources import replay
 from reuse.tasks.stats import BlockWindowAverage, exact_partials
 from reuse.testing import execute_tasks, run_flow
 
@@ -230,14 +229,9 @@ def test_state_holds_a_few_floats_whatever_the_window():
 # --- the rule on the real streams, fresh and warm --------------------------------------------
 
 @pytest.fixture(scope="module")
-def real_events(configs, data_dir) -> dict[str, list[dict[str, Any]]]:
+def real_events(real_events_of) -> dict[str, list[dict[str, Any]]]:
     """300 messages of each source, parsed (one observation each) and joined (one message)."""
-    out = {}
-    for src in ("SYS", "TAXI", "FIT"):
-        parsed = run(make_task("SenMLParse", configs[src]["SenMLParse"]),
-                     list(replay(src, data_dir, limit=300)))
-        out[src] = parsed + run(make_task("Join", configs[src]["Join"]), parsed)
-    return out
+    return real_events_of(300)
 
 
 @st.composite

@@ -23,12 +23,10 @@ from hypothesis import strategies as st
 from reuse.core.errors import ReuseError
 from reuse.core.paths import riotbench_dir
 from reuse.runtime.accounting import reference_records
-from reuse.runtime.common.planners import ReusePlanner
-from reuse.runtime.engines.shared.deploy import Deployment
 from reuse.runtime.engines.shared.predicates import PredicateGroup, predicate_groups, split_cpu
 from reuse.runtime.engines.shared.shard import run_shard
 from reuse.tasks.filters import BloomFilterCheck, RangeFilter
-from reuse.testing import ledger_task, missing
+from reuse.testing import deployed_at_zero, missing
 from reuse.workloads.riotbench import source_configs
 from reuse.workloads.tenants import observed_values
 
@@ -161,20 +159,9 @@ def test_fused_tenant_shard_equals_the_reference_execution() -> None:
     from reuse.core.dataflow import parse_dataflow
     from reuse.workloads.tenants import build_tenants
 
-    planner = ReusePlanner()
-    dep = Deployment(1)
-    tasks: dict[str, dict[str, Any]] = {}
-    dags: dict[str, Any] = {}
-    for d in build_tenants(DATA, tenants=20, seed=3):
-        flow = parse_dataflow(d)
-        p = planner.submit(flow)
-        for t in p.start:
-            tasks[t.id] = ledger_task(t, 0)
-        leaves = {r for r in p.sinks.values() if tasks[r]["kind"] == "task"}
-        dep.deploy(p, 0, record=leaves)
-        dags[p.instance] = {"dag": flow.id, "J": 0, "R": None, "sinks": dict(p.sinks)}
-    ledger = {"t0": 0, "rate": 10.0, "data_dir": OPTS["data_dir"], "opts": OPTS,
-              "tasks": tasks, "dags": dags}
+    dep, ledger = deployed_at_zero(
+        (parse_dataflow(d) for d in build_tenants(DATA, tenants=20, seed=3)), 1, OPTS)
+    tasks = ledger["tasks"]
     shard = list(dep.snapshot().shards[0])
     lines, _, _, groups = _run(shard, [0, 13, 30], True)
     assert {tasks[g[0]]["type"] for g in groups[0]} == {"BloomFilterCheck", "RangeFilter"}

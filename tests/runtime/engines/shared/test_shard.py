@@ -24,10 +24,9 @@ import pytest
 
 from reuse.core.paths import riotbench_dir
 from reuse.runtime.accounting import reference_records
-from reuse.runtime.common.planners import ReusePlanner
 from reuse.runtime.engines.shared.deploy import Deployment
 from reuse.runtime.engines.shared.shard import run_shard
-from reuse.testing import ledger_task, missing, riot_flows
+from reuse.testing import deployed_at_zero, missing, riot_flows
 
 DATA = riotbench_dir(None)
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=missing("data", "no data/riotbench"))
@@ -39,20 +38,7 @@ FINGERPRINT = "66b7c9b71acf16ed641b02efae827ad1fe310168da5fa92d840ee0b41edd06ac"
 
 def _peak() -> tuple[Deployment, dict[str, Any]]:
     """The SEQ peak on two shards, and the ledger the reference execution reads."""
-    planner = ReusePlanner()
-    dep = Deployment(2)
-    tasks: dict[str, dict[str, Any]] = {}
-    dags: dict[str, Any] = {}
-    for flow in riot_flows().values():
-        p = planner.submit(flow)
-        for t in p.start:
-            tasks[t.id] = ledger_task(t, 0)
-        leaves = {r for r in p.sinks.values() if tasks[r]["kind"] == "task"}
-        dep.deploy(p, 0, record=leaves)
-        dags[p.instance] = {"dag": flow.id, "J": 0, "R": None, "sinks": dict(p.sinks)}
-    ledger = {"t0": 0, "rate": 10.0, "data_dir": OPTS["data_dir"], "opts": OPTS,
-              "tasks": tasks, "dags": dags}
-    return dep, ledger
+    return deployed_at_zero(riot_flows().values(), 2, OPTS)
 
 
 def _run(bounds: list[int]) -> tuple[dict[str, list[str]], dict[str, Any], dict[str, Any]]:
