@@ -548,7 +548,7 @@ def _carried(type_name: str, layouts: list[Layout], shapes: frozenset[str]) -> L
     return MIXED
 
 
-def order_key(seq: int, parent: int, tag: tuple[int, ...]) -> tuple[int, ...]:
+def order_key(seq: int, parent: int, tag: Sequence[int]) -> tuple[int, ...]:
     """An event's place in its consumer's input: its ``seq``, its parent's index, its tag.
 
     The consumer's ``j``-th output of that input has tag ``(*order_key(...), j)``; a source

@@ -95,12 +95,13 @@ from reuse.runtime.engines.shared.shard import _full_line, _no_gc
 from reuse.runtime.engines.shared.split import Exchange, SplitPlan, Step, order_key
 
 __all__ = ["Parcel", "StageOut", "SplitBatch", "stage_count", "run_stage", "encode_outbox",
-           "decode_parcels", "run_split"]
+           "decode_parcels", "same_parcels", "run_split"]
 
-Tag = tuple[int, ...]
+Tag = Sequence[int]
 Event = dict[str, Any]
-#: an event with its order tag (a source event's tag is ``()``)
-Tagged = tuple[Tag, Event]
+#: an event with its order tag (a source event's tag is ``()``): a pair, or a ``[tag, event]``
+#: list as decoded
+Tagged = Sequence[Any]
 Feed = Callable[[str, int, int], list[Event]]
 _KEY = itemgetter(0)
 
@@ -132,7 +133,8 @@ class StageOut:
     cpu: dict[str, float]
     #: task -> events it took (a source: generated)
     counts: dict[str, int]
-    #: key range -> events keyed tasks took (times a task's CPU per event: :func:`rebalance`'s)
+    #: key range -> events keyed tasks took (times a task's CPU per event: :func:`rebalance`'s
+    #: input; not counted on one partition, where there is nothing to balance)
     ranges: Counter[int] = field(default_factory=Counter)
     #: source events generated
     events: int = 0
@@ -167,6 +169,18 @@ def _later_edges(plan: SplitPlan, stage: int) -> dict[str, list[Exchange]]:
     return out
 
 
+def _only_shuffle(plan: SplitPlan) -> dict[str, Any]:
+    """Producer -> the key of its edges into later stages, when they are all shuffles by that
+    one key: then every event of it that reaches a partition is that partition's (no filter)."""
+    kinds: dict[str, set[tuple[str, Any, Any]]] = {}
+    for s in plan.steps:
+        for ex in s.inputs:
+            if s.stage > plan.step(ex.parent).stage:
+                kinds.setdefault(ex.parent, set()).add((ex.kind, ex.key, ex.group))
+    return {t: next(iter(k))[1] for t, k in kinds.items()
+            if len(k) == 1 and next(iter(k))[0] == "shuffle"}
+
+
 class _Router:
     """Partitions of events over exchanges, one key hash per distinct key in a call."""
 
@@ -175,6 +189,8 @@ class _Router:
         self.memo: dict[str, int] = {}
 
     def partition(self, ex: Exchange, event: Mapping[str, Any]) -> int:
+        if self.plan.partitions == 1:
+            return 0
         if ex.kind == "gather" and ex.group is not None:
             return self.plan.group_at(ex.group)
         if ex.key is None:
@@ -224,7 +240,7 @@ def run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, p
     if check:
         for dest, parcels in out.outbox.items():
             raw = encode_outbox({dest: parcels})
-            if [pc for _, r in raw for pc in decode_parcels(r)] != parcels:
+            if not same_parcels([pc for _, r in raw for pc in decode_parcels(r)], parcels):
                 raise SparkRuntimeError(f"a parcel for partition {dest} changes through orjson "
                                         f"(a NaN, an infinity or a tuple in an event?)")
     return out
@@ -249,6 +265,7 @@ def _run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, 
     for pc in inbox:
         received.setdefault(pc.task, []).append(pc)
     later = _later_edges(plan, stage)
+    only = _only_shuffle(plan)
     route = _Router(plan)
     res = StageOut({}, {}, {}, {}, {}, groups=[list(g.members) for g in groups])
     outputs: dict[str, list[Tagged]] = {}
@@ -263,6 +280,8 @@ def _run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, 
                 pool = [x for pc in received.get(ex.parent, ()) if pc.origin == p
                         for x in pc.items]
             elif ex.kind == "gather":
+                pool = [x for pc in received.get(ex.parent, ()) for x in pc.items]
+            elif only.get(ex.parent) == ex.key or plan.partitions == 1:
                 pool = [x for pc in received.get(ex.parent, ()) for x in pc.items]
             else:
                 pool = [x for pc in received.get(ex.parent, ()) for x in pc.items
@@ -296,7 +315,7 @@ def _run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, 
                     res.states[tid] = states[tid]
                 continue
             window = _window(inputs(step), a, b)
-            if step.key is not None:
+            if step.key is not None and plan.partitions > 1:
                 _count_keys(plan, step, window, p, res.ranges)
             outputs[tid], recs = _process(task.process, window, t["kind"] == "sink",
                                           bool(t["record"]), line, clock)
@@ -462,7 +481,7 @@ def encode_outbox(outbox: Mapping[int, Sequence[Parcel]]) -> list[tuple[int, byt
     --------
     >>> rows = encode_outbox({1: [Parcel(0, "k", [((3, 0, 0), {"seq": 3, "v": 1.5})])]})
     >>> rows[0][0], decode_parcels(rows[0][1])
-    (1, [Parcel(origin=0, task='k', items=[((3, 0, 0), {'seq': 3, 'v': 1.5})])])
+    (1, [Parcel(origin=0, task='k', items=[[[3, 0, 0], {'seq': 3, 'v': 1.5}]])])
     """
     rows = []
     for dest, parcels in sorted(outbox.items()):
@@ -478,10 +497,22 @@ def encode_outbox(outbox: Mapping[int, Sequence[Parcel]]) -> list[tuple[int, byt
 
 
 def decode_parcels(raw: bytes) -> list[Parcel]:
-    """The parcels of one row of :func:`encode_outbox` (tags back as tuples)."""
-    body = json.loads(raw[1:]) if raw[:1] == _JSON else orjson.loads(raw)
-    return [Parcel(origin, task, [(tuple(tag), ev) for tag, ev in items])
-            for origin, task, items in body]
+    """The parcels of one row of :func:`encode_outbox`.
+
+    Each item comes back as a ``[tag, event]`` list, its tag a list: the same order key
+    (:func:`order_key` unpacks it), and turning them back into tuples would cost about a
+    tenth of the stage's CPU (``benchmarks/stage_cost.py``). :func:`same_parcels` compares.
+    """
+    with _no_gc():  # a row is many small dicts made at once: the collector would walk them
+        body = json.loads(raw[1:]) if raw[:1] == _JSON else orjson.loads(raw)
+    return [Parcel(origin, task, items) for origin, task, items in body]
+
+
+def same_parcels(a: Sequence[Parcel], b: Sequence[Parcel]) -> bool:
+    """Whether two lists of parcels are equal, a tag as a list or a tuple alike."""
+    def norm(ps: Sequence[Parcel]) -> list[Any]:
+        return [(p.origin, p.task, [(tuple(t), e) for t, e in p.items]) for p in ps]
+    return norm(a) == norm(b)
 
 
 # --- the model executor: every stage of every partition, in one process ----------------------------
@@ -496,11 +527,16 @@ class SplitBatch:
     counts: dict[str, int]
     ranges: Counter[int]
     events: int
-    #: bytes that crossed the exchanges, and the rows that carried them
+    #: bytes through the exchanges; of those, bytes bound for another partition; the rows
     exchanged: int
+    crossed: int
     rows: int
-    #: CPU seconds of each partition's stage calls, summed over stages
+    #: CPU seconds of each partition's stages (decoding its inbox, running, encoding its
+    #: outbox), summed over stages
     partition_cpu: list[float]
+    #: the sum over stages of the largest partition's CPU: a batch's CPU time on ``N`` cores,
+    #: since a stage starts when the previous one's exchange is complete
+    critical: float
 
 
 def run_split(plan: SplitPlan, tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
@@ -515,16 +551,23 @@ def run_split(plan: SplitPlan, tasks: Sequence[Mapping[str, Any]], lo: int, hi: 
     if len(states) != n:
         raise SparkRuntimeError(f"states for {len(states)} partitions, the plan has {n}")
     new: list[dict[str, Any]] = [{} for _ in range(n)]
-    out = SplitBatch({}, new, {}, {}, Counter(), 0, 0, 0, [0.0] * n)
+    out = SplitBatch({}, new, {}, {}, Counter(), 0, 0, 0, 0, [0.0] * n, 0.0)
+    rows: list[list[bytes]] = [[] for _ in range(n)]  # the rows each partition receives
     inbox: list[list[Parcel]] = [[] for _ in range(n)]
     for stage in range(stage_count(plan)):
-        rows: list[tuple[int, bytes]] = []
+        sent: list[list[bytes]] = [[] for _ in range(n)]
+        spent = [0.0] * n
         for p in range(n):
             c0 = time.process_time()
+            inbox[p] = [pc for raw in rows[p] for pc in decode_parcels(raw)]
             res = run_stage(tasks, plan, stage, p, states[p], inbox[p], opts, t0=t0, rate=rate,
                             lo=lo, hi=hi, now_ms=now_ms, feed=feed, check=check)
-            rows += encode_outbox(res.outbox)
-            out.partition_cpu[p] += time.process_time() - c0
+            for dest, raw in encode_outbox(res.outbox):
+                sent[dest].append(raw)
+                out.exchanged += len(raw)
+                out.crossed += len(raw) if dest != p else 0
+                out.rows += 1
+            spent[p] = time.process_time() - c0
             for tid, recs in res.sinks.items():
                 out.sinks.setdefault(tid, []).extend(recs)
             new[p].update(res.states)
@@ -534,13 +577,9 @@ def run_split(plan: SplitPlan, tasks: Sequence[Mapping[str, Any]], lo: int, hi: 
                 out.counts[tid] = out.counts.get(tid, 0) + k
             out.ranges += res.ranges
             out.events += res.events
-        inbox = [[] for _ in range(n)]
-        for dest, raw in rows:
-            c0 = time.process_time()
-            inbox[dest] += decode_parcels(raw)
-            out.partition_cpu[dest] += time.process_time() - c0
-            out.exchanged += len(raw)
-            out.rows += 1
-    if any(inbox):
+        rows = sent
+        out.partition_cpu = [a + b for a, b in zip(out.partition_cpu, spent, strict=True)]
+        out.critical += max(spent)
+    if any(rows):
         raise SparkRuntimeError("parcels addressed past the last stage")
     return out
