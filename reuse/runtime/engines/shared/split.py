@@ -92,6 +92,8 @@ per cut), sorting a task's inputs by order key; carry the tags beside the events
 digests are of the events); keep keyed states per partition and move them with
 :func:`move_states` at a batch boundary when ranges or groups move; measure CPU per range
 (events per range times the task's CPU per event) and per group, and call :func:`rebalance`.
+The batch, stage by stage, is :func:`reuse.runtime.engines.shared.stages.run_stage` (pure; its
+module doc says how the engine will call it).
 """
 
 from __future__ import annotations
@@ -548,7 +550,7 @@ def _carried(type_name: str, layouts: list[Layout], shapes: frozenset[str]) -> L
     return MIXED
 
 
-def order_key(seq: int, parent: int, tag: tuple[int, ...]) -> tuple[int, ...]:
+def order_key(seq: int, parent: int, tag: Sequence[int]) -> tuple[int, ...]:
     """An event's place in its consumer's input: its ``seq``, its parent's index, its tag.
 
     The consumer's ``j``-th output of that input has tag ``(*order_key(...), j)``; a source

@@ -1,10 +1,10 @@
 """Key parallelism's decisions, without Spark: split plans executed in Python equal the unsplit
 shard worker and the reference execution.
 
-:func:`run_split` is a model of what the engine must do with a plan (see the module doc of
-:mod:`reuse.runtime.engines.shared.split`): each partition makes the source events it owns,
-runs each task on what reaches it (forwarded, shuffled by key or gathered), in order-key order,
-and keeps its own part of every keyed state. The tests drive it over real RIoTBench streams,
+:func:`run_split` runs a plan by the staged executor (:mod:`reuse.runtime.engines.shared.stages`,
+what the engine will run on Spark): each partition makes the source events it owns, runs each
+task on what reaches it (forwarded, shuffled by key or gathered, as bytes between stages), in
+order-key order, and keeps its own part of every keyed state. The tests drive it over real RIoTBench streams,
 through random traces of submits and removes, random re-splits and rebalances mid-stream and
 random or skewed key-range tables, and compare, batch by batch, every sink's records with
 :func:`run_shard` on one shard (the unsplit engine) and, at the end, with
@@ -31,7 +31,7 @@ from reuse.core.dataflow import parse_dataflow
 from reuse.core.paths import riotbench_dir
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.accounting import reference_records
-from reuse.runtime.common.execution import build_task, cached_task, digest, source_event
+from reuse.runtime.common.execution import build_task, digest
 from reuse.runtime.common.planners import ReusePlanner
 from reuse.runtime.engines.shared.deploy import Deployment
 from reuse.runtime.engines.shared.shard import run_shard
@@ -44,13 +44,13 @@ from reuse.runtime.engines.shared.split import (
     SplitPlan,
     merge_states,
     move_states,
-    order_key,
     plan_split,
     rebalance,
     resplit,
     split_states,
     type_split,
 )
+from reuse.runtime.engines.shared.stages import run_split as staged_split
 from reuse.tasks import TASK_TYPES
 from reuse.tasks.base import group_key
 from reuse.testing import ROOT, ledger_task, missing
@@ -65,68 +65,17 @@ Key = tuple[int, str]
 def run_split(plan: SplitPlan, tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
               states: Sequence[Mapping[str, Any]], opts: Mapping[str, Any],
               ) -> tuple[dict[str, Counter[Key]], list[dict[str, Any]], Counter[int]]:
-    """One batch ``[lo, hi)`` of ``tasks`` (an epoch's, parents first) run as ``plan`` says.
+    """One batch ``[lo, hi)`` of ``tasks`` run as ``plan`` says, by the staged executor
+    (:func:`reuse.runtime.engines.shared.stages.run_split`, every stage of every partition,
+    parcels through their bytes), its checks on.
 
     Returns every recorded task's ``(seq, digest)`` multiset over all partitions, the new
     per-partition states and the events keyed tasks took per key range (the CPU proxy).
     """
-    n = plan.partitions
-    out: list[dict[str, list[tuple[tuple[int, ...], dict[str, Any]]]]] = [{} for _ in range(n)]
-    sinks: dict[str, Counter[Key]] = {}
-    new: list[dict[str, Any]] = [{} for _ in range(n)]
-    per_range: Counter[int] = Counter()
-    for t in tasks:
-        tid, step = t["id"], plan.step(t["id"])
-        a = max(lo, int(t["start"]))
-        b = hi if t["end"] is None else min(hi, int(t["end"]))
-        if step.role == "source":
-            for p in range(n):
-                out[p][tid] = [((), source_event(t["stream"], t["type"], seq, 0, 10.0,
-                                                 opts["data_dir"]))
-                               for seq in range(a, b) if plan.source_partition(t["stream"], seq) == p]
-            continue
-        here = range(n) if step.group is None else [plan.group_at(step.group)]
-        for p in range(n):
-            out[p][tid] = []
-        for p in here:
-            inputs = []
-            for i, ex in enumerate(step.inputs):
-                if ex.kind == "forward":
-                    pool = out[p][ex.parent]
-                    # what the plan says is already in place is: a gathered task's forwarded
-                    # inputs are nowhere else
-                    assert step.group is None or not any(out[q][ex.parent] for q in range(n)
-                                                         if q != p), (tid, ex)
-                else:
-                    pool = [x for q in range(n) for x in out[q][ex.parent]
-                            if plan.destination(ex, x[1]) == p]
-                inputs += [(order_key(ev["seq"], i, tag), ev) for tag, ev in pool]
-            inputs.sort(key=lambda x: x[0])
-            if step.key is not None:  # every event of a keyed task is in its key's partition
-                assert all(plan.ranges.partition_of(step.key.key(ev)) == p
-                           for _, ev in inputs), tid
-            task = cached_task(t, opts, states[p].get(tid))
-            if a >= b:
-                if task.stateful and tid in states[p]:
-                    new[p][tid] = states[p][tid]
-                continue
-            recorded = t["kind"] == "sink" or t["record"]
-            for key, ev in inputs:
-                if not a <= ev["seq"] < b:
-                    continue
-                if step.key is not None:
-                    per_range[plan.ranges.range_of(step.key.key(ev))] += 1
-                res = task.process(ev)
-                if t["kind"] == "sink":
-                    sinks.setdefault(tid, Counter())[(ev["seq"], digest(ev))] += 1
-                    continue
-                out[p][tid] += [((*key, j), o) for j, o in enumerate(res)]
-                if recorded:
-                    for o in res:
-                        sinks.setdefault(tid, Counter())[(o["seq"], digest(o))] += 1
-            if task.stateful:
-                new[p][tid] = task.get_state()
-    return sinks, new, per_range
+    res = staged_split(plan, tasks, lo, hi, states, opts, now_ms=lambda: 0.0, check=True)
+    recs = {t: Counter((r["q"], r["d"]) for r in map(json.loads, lines))
+            for t, lines in res.sinks.items()}
+    return recs, res.states, res.ranges
 
 
 def run_whole(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int, states: Mapping[str, Any],
