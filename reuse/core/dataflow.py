@@ -278,11 +278,12 @@ def dump_dataflow(flow: Dataflow, path: str | Path) -> None:
                           encoding="utf-8")
 
 
-def fresh_id(wanted: str, taken: Container[str]) -> str:
-    """``wanted``, or ``wanted#2``, ``#3``... whichever is not ``taken``."""
+def fresh_id(wanted: str, taken: Container[str], sep: str = "#") -> str:
+    """``wanted``, or ``wanted#2``, ``#3``... whichever is not ``taken`` (``sep`` between the
+    name and its number: the runtime's incarnations use ``~``)."""
     if wanted not in taken:
         return wanted
     n = 2
-    while f"{wanted}#{n}" in taken:
+    while f"{wanted}{sep}{n}" in taken:
         n += 1
-    return f"{wanted}#{n}"
+    return f"{wanted}{sep}{n}"

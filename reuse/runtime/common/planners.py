@@ -26,7 +26,7 @@ from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from reuse.core.dataflow import Dataflow
+from reuse.core.dataflow import Dataflow, fresh_id
 from reuse.core.manager import Manager
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.common.execution import task_kind
@@ -114,12 +114,7 @@ def unused(wanted: str, taken: Container[str]) -> str:
     >>> unused("a", {"a", "a~2"})
     'a~3'
     """
-    if wanted not in taken:
-        return wanted
-    n = 2
-    while f"{wanted}~{n}" in taken:
-        n += 1
-    return f"{wanted}~{n}"
+    return fresh_id(wanted, taken, sep="~")
 
 
 class Planner(ABC):
