@@ -123,13 +123,15 @@ def warm_up(session: SparkSession) -> None:
     session.range(4).coalesce(1).mapInPandas(touch, "id long").collect()
 
 
-def riot_flows(*ids: str, data_dir: str | Path | None = None) -> dict[str, Any]:
-    """The named RIoTBench dataflows, parsed (all 21 when no id is given)."""
+def riot_flows(*ids: str, data_dir: str | Path | None = None, keying: str = "field",
+               ) -> dict[str, Any]:
+    """The named RIoTBench dataflows, parsed (all 21 when no id is given), with a keying of
+    their stateful tasks (``reuse dags --keying``)."""
     from reuse.core.dataflow import parse_dataflow
     from reuse.workloads.riotbench import build_dataflows
 
     base = Path(data_dir) if data_dir is not None else riotbench_dir()
-    flows = {d["id"]: parse_dataflow(d) for d in build_dataflows(base)}
+    flows = {d["id"]: parse_dataflow(d) for d in build_dataflows(base, keying=keying)}
     return {i: flows[i] for i in ids} if ids else flows
 
 
@@ -176,6 +178,37 @@ def run_flow(flow: Any, data_dir: Any, built: dict[str, Any], limit: int = 40,
     outs = execute_tasks({t.id: (t.type, t.config, flow.parents[t.id]) for t in flow.tasks},
                          data_dir, built, limit)
     return {s: outs[s] for s in flow.sinks}
+
+
+def checked_replay(flows: Iterable[Any], ops: Iterable[tuple[str, str]], data_dir: Any,
+                   built: dict[str, Any], limit: int = 40, match: Any = None) -> Iterator[Any]:
+    """Replay ``ops`` (``("submit"|"remove", dag)``) through a manager under ``match`` (the
+    semantic policy by default), checking after each step: the invariants hold, and on the
+    real streams (the first ``limit`` messages of each) the plan of each submitted dataflow,
+    and the running tasks run once as the merged DAG, give each sink what the dataflow alone
+    gives, and every residual's wide task still runs. Yields the manager after each step's
+    checks (a test adds its own)."""
+    from reuse.core.invariants import assert_invariants
+    from reuse.core.manager import Manager
+    from reuse.tasks.matching import SEMANTIC
+
+    by_id = {f.id: f for f in flows}
+    alone = {d: run_flow(f, data_dir, built, limit) for d, f in by_id.items()}
+    m = Manager(match=SEMANTIC if match is None else match)
+    for op, dag in ops:
+        if op == "submit":
+            m.submit(by_id[dag])
+        else:
+            m.remove(dag)
+        assert_invariants(m)
+        running = execute_tasks({t.id: (t.type, t.config, t.parents) for t in m.running_tasks()},
+                                data_dir, built, limit)
+        for d in m.submitted:
+            assert run_flow(m.plan(d), data_dir, built, limit) == alone[d], d
+            assert {s: running[r] for s, r in m.sink_map(d).items()} == alone[d], d
+            for r in m.rewrites(d):
+                assert m.running_id(d, r.via) == r.wider, (d, r)
+        yield m
 
 
 def ledger_task(task: Any, at: int) -> dict[str, Any]:

@@ -39,25 +39,7 @@ pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason=missing("data", "no da
 def run(flows: list[Dataflow], match: MatchPolicy) -> tuple[dict[str, Counter[Any]], list[Any]]:
     """Submit ``flows`` at ``seq`` 0 and return each dataflow's sink outputs (a multiset of
     ``(seq, digest)`` over its sinks) in the reference execution, and the placements."""
-    planner = ReusePlanner(Manager(match=match))
-    tasks: dict[str, dict[str, Any]] = {}
-    dags: dict[str, dict[str, Any]] = {}
-    placements = []
-    for flow in flows:
-        p = planner.submit(flow)
-        placements.append(p)
-        tasks.update({t.id: ledger_task(t, 0) for t in p.start})
-        dags[p.instance] = {"dag": flow.id, "J": 0, "R": None, "sinks": dict(p.sinks)}
-    ledger = {"t0": 0, "rate": 10.0, "data_dir": str(DATA), "tasks": tasks, "dags": dags,
-              "opts": {"data_dir": str(DATA), "pi_iterations": 10}}
-    ref = reference_records(ledger, UPTO)
-    out = {}
-    for info in dags.values():
-        seen: Counter[Any] = Counter()
-        for rid in info["sinks"].values():
-            seen += ref[rid]
-        out[info["dag"]] = seen
-    return out, placements
+    return staged([("submit", f, 0) for f in flows], match)
 
 
 def alone(flow: Dataflow) -> Counter[Any]:
@@ -185,11 +167,12 @@ def window_flow(dag: str, window: int, topic: str) -> Dataflow:
         "streams": [["src", "parse"], ["parse", "bwa"], ["bwa", "out"]]})
 
 
-def staged(ops: list[tuple[str, Any, int]]) -> tuple[dict[str, Counter[Any]], list[Any]]:
+def staged(ops: list[tuple[str, Any, int]], match: MatchPolicy = SEMANTIC,
+           ) -> tuple[dict[str, Counter[Any]], list[Any]]:
     """Submit and remove dataflows at their own ``seq`` (``("submit", flow, J)``, ``("remove",
-    dag, R)``) through the semantic planner; each dataflow's sink outputs over ``[J, R)`` in the
-    reference execution, and the placements."""
-    planner = ReusePlanner(Manager(match=SEMANTIC))
+    dag, R)``) through the planner of ``match``; each dataflow's sink outputs over ``[J, R)``
+    in the reference execution, and the placements."""
+    planner = ReusePlanner(Manager(match=match))
     tasks: dict[str, dict[str, Any]] = {}
     dags: dict[str, dict[str, Any]] = {}
     placements = []

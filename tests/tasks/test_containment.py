@@ -17,7 +17,6 @@ after its owner leaves.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -32,7 +31,7 @@ from reuse.tasks import make_task
 from reuse.tasks.containment import RULES, containment_rules
 from reuse.tasks.filters import BloomFilter, RangeFilter
 from reuse.tasks.matching import SEMANTIC
-from reuse.testing import execute_tasks, run_flow
+from reuse.testing import checked_replay, execute_tasks, run_flow
 
 FIELDS = ["t", "h", "d"]
 RANGE = RULES["range"].contains
@@ -246,11 +245,6 @@ def test_the_registry_is_explicit():
 
 # --- the manager on the real streams --------------------------------------------------------
 
-def execute(tasks: Mapping[str, tuple[str, Any, Sequence[str]]], data_dir: Any,
-            built: dict[str, Any], limit: int = 40) -> dict[str, Counter[str]]:
-    return execute_tasks(tasks, data_dir, built, limit)
-
-
 @st.composite
 def riot_flows(draw, dag: str, configs: Mapping[str, Any], src: str) -> Dataflow:
     """``src -> parse [-> join | bloom] -> range [-> range] [-> kalman | bwa] -> publish``
@@ -312,23 +306,8 @@ def riot_workloads(draw, configs: Mapping[str, Any]):
 def test_the_semantic_manager_keeps_every_dataflows_outputs(configs, data_dir, data):
     """Random tenants' dataflows on the real streams, submitted and removed in any order."""
     flows, ops = data.draw(riot_workloads(configs))
-    by_id = {f.id: f for f in flows}
-    built: dict[str, Any] = {}
-    alone = {f.id: run_flow(f, data_dir, built) for f in flows}
-    m = Manager(match=SEMANTIC)
-    for op, dag in ops:
-        if op == "submit":
-            m.submit(by_id[dag])
-        else:
-            m.remove(dag)
-        assert_invariants(m)
-        running = execute({t.id: (t.type, t.config, t.parents) for t in m.running_tasks()},
-                          data_dir, built)
-        for d in m.submitted:
-            assert run_flow(m.plan(d), data_dir, built) == alone[d]
-            assert {s: running[r] for s, r in m.sink_map(d).items()} == alone[d]
-            for r in m.rewrites(d):
-                assert m.running_id(d, r.via) == r.wider
+    for _ in checked_replay(flows, ops, data_dir, {}):
+        pass
 
 
 def test_a_narrow_tenant_shares_the_wide_tenants_filter_and_keeps_it(configs, data_dir):
@@ -359,7 +338,7 @@ def test_a_narrow_tenant_shares_the_wide_tenants_filter_and_keeps_it(configs, da
     m.remove("wide")
     assert_invariants(m)
     assert m.users("wide.range") == {"narrow"}
-    running = execute({t.id: (t.type, t.config, t.parents) for t in m.running_tasks()},
-                      data_dir, built)
+    running = execute_tasks({t.id: (t.type, t.config, t.parents) for t in m.running_tasks()},
+                            data_dir, built)
     assert running["narrow.publish"] == run_flow(narrow, data_dir, built)["publish"]
     assert sum(running["narrow.publish"].values()) > 0

@@ -29,7 +29,7 @@ from reuse.tasks import make_task
 from reuse.tasks.containment import RULES
 from reuse.tasks.matching import SEMANTIC
 from reuse.tasks.stats import BlockWindowAverage, exact_partials
-from reuse.testing import execute_tasks, run_flow
+from reuse.testing import checked_replay, execute_tasks, run_flow
 
 PANES = RULES["panes"].contains
 FIELDS = ["t", "h", "d"]
@@ -331,22 +331,9 @@ def test_the_semantic_manager_keeps_every_window_dataflows_outputs(configs, data
         ops.append(("remove" if dag in present else "submit", dag))
         present ^= {dag}
     by_id = {f.id: f for f in flows}
-    built: dict[str, Any] = {}
-    alone = {f.id: run_flow(f, data_dir, built, limit=80) for f in flows}
-    m = Manager(match=SEMANTIC)
-    for op, dag in ops:
-        if op == "submit":
-            m.submit(by_id[dag])
-        else:
-            m.remove(dag)
-        assert_invariants(m)
-        running = execute_tasks({t.id: (t.type, t.config, t.parents) for t in m.running_tasks()},
-                                data_dir, built, limit=80)
+    for m in checked_replay(flows, ops, data_dir, {}, limit=80):
         for d in m.submitted:
-            assert run_flow(m.plan(d), data_dir, built, limit=80) == alone[d]
-            assert {s: running[r] for s, r in m.sink_map(d).items()} == alone[d]
             for r in m.rewrites(d):
-                assert m.running_id(d, r.via) == r.wider
                 if r.rule == "panes":
                     assert "pre" not in by_id[d].parents[r.task]
 

@@ -27,7 +27,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reuse.core.dataflow import parse_dataflow
 from reuse.core.paths import riotbench_dir
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.accounting import reference_records
@@ -53,7 +52,7 @@ from reuse.runtime.engines.shared.split import (
 from reuse.runtime.engines.shared.stages import run_split as staged_split
 from reuse.tasks import TASK_TYPES
 from reuse.tasks.base import group_key
-from reuse.testing import ROOT, ledger_task, missing
+from reuse.testing import ROOT, ledger_task, missing, riot_flows
 
 DATA = riotbench_dir(None)
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=missing("data", "no data/riotbench"))
@@ -94,9 +93,7 @@ def _opts() -> dict[str, Any]:
 @functools.cache
 def flows(keying: str) -> dict[str, Any]:
     """The 21 RIoTBench dataflows with a keying, parsed (once per keying)."""
-    from reuse.workloads.riotbench import build_dataflows
-
-    return {d["id"]: parse_dataflow(d) for d in build_dataflows(DATA, keying=keying)}
+    return riot_flows(keying=keying)
 
 
 # every RIoTBench task type is in one of these

@@ -53,7 +53,7 @@ from reuse.runtime.engines.shared.stages import (
     same_parcels,
     stage_count,
 )
-from reuse.testing import deployed_at_zero, ledger_task, missing
+from reuse.testing import deployed_at_zero, ledger_task, missing, riot_flows
 
 DATA = riotbench_dir(None)
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=missing("data", "no data/riotbench"))
@@ -140,9 +140,8 @@ def run_batches(tasks: Sequence[Mapping[str, Any]], bounds: Sequence[int],
 
 @functools.cache
 def flows(keying: str) -> dict[str, Any]:
-    from reuse.workloads.riotbench import build_dataflows
-
-    return {d["id"]: parse_dataflow(d) for d in build_dataflows(DATA, keying=keying)}
+    """The 21 RIoTBench dataflows with a keying, parsed (once per keying)."""
+    return riot_flows(keying=keying)
 
 
 # --- the RIoT SEQ peak and a tenants sample -----------------------------------------------------
