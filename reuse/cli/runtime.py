@@ -52,6 +52,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                     trigger_s=args.trigger_seconds, pi_iterations=args.pi_iterations,
                     defrag_every=args.defrag_every, warmup_s=args.warmup_seconds,
                     data_dir=args.data_dir, source=args.source, match=args.match,
+                    split=args.split,
                     check=not args.no_check)
     write_rows(rows, args.out)
     _report(rows, args.out, f"run dir {root}; {label}")
@@ -115,6 +116,11 @@ def add_parsers(subparsers: Any) -> None:
                         "stream, as Reuse; partial and relaunch only). Reuse always shares them")
     r.add_argument("--shards", type=int, default=None,
                    help="inplace: partitions of the shared query (default: Spark's cores)")
+    r.add_argument("--split", action="store_true",
+                   help="inplace: split every running DAG over the shards (keyed tasks by key "
+                        "range, gathered ones in one shard, Spark's shuffle between stages) "
+                        "instead of running each whole in one shard; the shards rebalance key "
+                        "ranges by measured CPU")
     r.add_argument("--max-events", type=int, default=None,
                    help="inplace: at most this many source seq per batch (default: two "
                         "triggers' worth; 0 = no bound)")

@@ -329,7 +329,7 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
              data_dir: str | os.PathLike[str] | None = None, check: bool = True,
              progress: Callable[[str], None] | None = _progress,
              resume: JournalState | None = None, source: str = "replay",
-             match: str = "exact") -> list[dict[str, Any]]:
+             match: str = "exact", split: bool = False) -> list[dict[str, Any]]:
     """Set up a session, bus and CPU meter, replay ``ops`` live (:func:`run_trace`), tear down.
 
     On the shared query the run is journaled in ``root`` (:mod:`reuse.runtime.journal`), so a
@@ -344,7 +344,9 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
     and ``bus_max_events`` (the partial queries' read limit, see ``Runtime``'s
     ``max_events_per_trigger``; ``None``: its default) are the
     query-per-DAG engine's. ``match`` is what Reuse merges by (``exact`` or ``semantic``, on
-    either engine; Default takes only ``exact``). A SparkSession that is already active (tests share one) is used and
+    either engine; Default takes only ``exact``). ``split`` (shared query only) runs every
+    running DAG split over the shards by key ranges and stages (issue 22,
+    :mod:`reuse.runtime.engines.shared.split_batch`) instead of each whole in one shard. A SparkSession that is already active (tests share one) is used and
     left running; one started here is stopped here (with ``ui=True`` its web UI is on and its
     address printed), and so is a Redis broker started for ``bus="redis"``.
     """
@@ -378,6 +380,9 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
     if k_safe and pol.engine != "inplace":
         raise SparkRuntimeError(f"--k-safe needs the shared query (--merge inplace), not "
                                 f"{pol.label}: a query per partial DAG cannot hold a replica")
+    if split and (pol.engine != "inplace" or k_safe or source != "replay"):
+        raise SparkRuntimeError("--split needs the shared query (--merge inplace) with "
+                                "replayed sources and no --k-safe")
     if k_safe or replicate_min_users != 2:  # checked before any JVM starts, where we can
         from reuse.analysis.blast import check_parameters
 
@@ -418,7 +423,8 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
                                     trigger_s=trigger_s, pi_iterations=pi_iterations,
                                     data_dir=dd, max_events=max_events, k_safe=k_safe,
                                     replicate_min_users=replicate_min_users, source=source,
-                                    match=match, t0_ms=None if resume is None else int(resume.start["t0"]))
+                                    match=match, split=split,
+                                    t0_ms=None if resume is None else int(resume.start["t0"]))
                 if rt.broker is not None:
                     meter.add_roots(rt.broker.pids)
                 if resume is not None:
@@ -432,7 +438,7 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
                           "data_dir": rt.data_dir, "master": master, "check": check,
                           "defrag_every": defrag_every, "k_safe": k_safe,
                           "replicate_min_users": replicate_min_users, "source": source,
-                          "match": match}
+                          "match": match, "split": split}
             else:
                 rt = Runtime(spark, root, mode=pol.mode.value, unmerge=pol.unmerge.value,
                              merge=pol.merge.value, rate=rate, trigger_s=trigger_s,
@@ -513,7 +519,8 @@ def resume_run(root: str | os.PathLike[str], *, ui: bool = False,
                   "check": bool(p["check"]), "k_safe": int(p.get("k_safe", 0)),
                   "replicate_min_users": int(p.get("replicate_min_users", 2)),
                   "source": str(p.get("source", "replay")),
-                  "match": str(p.get("match", "exact"))}
+                  "match": str(p.get("match", "exact")),
+                  "split": bool(p.get("split", False))}
     except (KeyError, TypeError, ValueError) as exc:
         from reuse.core.errors import StateError
 

@@ -68,6 +68,16 @@ from reuse.runtime.common.recovery import Failures, start_with_retries
 from reuse.runtime.common.states import BatchStates
 from reuse.runtime.engines.shared.deploy import Deployment, Epoch
 from reuse.runtime.engines.shared.shard import seed_replicas
+from reuse.runtime.engines.shared.split import SplitPlan
+from reuse.runtime.engines.shared.split_batch import (
+    LayoutLog,
+    SplitLayout,
+    SplitResult,
+    range_loads,
+    rebalanced,
+    routes,
+    run_split_batch,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -251,7 +261,15 @@ class ShardHandler:
         taken: dict[str, int] = {}
         shard_cpu: dict[int, float] = {}
         events = 0
-        if not epoch.empty and hi > lo:
+        extra: dict[str, Any] = {}
+        if self.engine.split and not epoch.empty and hi > lo:
+            key = f"{self.engine.launch:06d}-{batch_id:09d}"
+            res, plan = self.engine.run_split(df, batch_id, epoch, states, lo, hi, key)
+            new_states, cpu, taken, events = res.states, res.cpu, res.counts, res.events
+            shard_cpu, shard_exec = dict(res.partition_cpu), dict(res.executors)
+            extra = {"split": {"partitions": plan.partitions, "stages": res.stages,
+                               "critical_s": round(res.critical, 6)}}
+        elif not epoch.empty and hi > lo:
             key = f"{self.engine.launch:06d}-{batch_id:09d}"
             rows = df.mapInPandas(_worker(epoch, states, self.engine.opts, self.engine.t0,
                                           self.engine.rate, str(self.root / "sinks"), key,
@@ -282,7 +300,7 @@ class ShardHandler:
                  "driver_cpu_s": round(time.process_time() - c_start, 4),
                  "events": events, "shard_cpu_s": shard_cpu, "shard_exec": shard_exec,
                  "task_cpu_s": {k: round(v, 6) for k, v in cpu.items()},
-                 "task_events": taken}
+                 "task_events": taken, **extra}
         with open(self.root / "batches.jsonl", "a", encoding="utf-8") as fh:
             fh.write(json.dumps(stats, separators=(",", ":")) + "\n")
 
@@ -331,7 +349,8 @@ class InplaceRuntime:
                  max_events: int | None = None, rebalance_s: float = 10.0,
                  k_safe: int = 0, replicate_min_users: int = 2, source: str = "replay",
                  bus_url: str | None = None, first_message_s: float = 30.0,
-                 stall_s: float = 30.0, match: str = "exact", **_ignored: Any) -> None:
+                 stall_s: float = 30.0, match: str = "exact", split: bool = False,
+                 **_ignored: Any) -> None:
         self.policy = Policy.of(mode, "inplace")
         # Reuse merges by the match policy (exact, or semantic: issue 25); Default refuses any
         # but exact. Built first, so a bad choice fails before anything is made.
@@ -361,6 +380,21 @@ class InplaceRuntime:
         self.cost: dict[str, float] = {}
         self.type_cost: dict[str, float] = {}
         self.deployment = Deployment(n, self._weight)
+        # issue 22: every running DAG split over the shards (key ranges and stages), instead of
+        # each running DAG whole in one shard
+        self.split = bool(split)
+        if self.split and self.k_safe:
+            raise SparkRuntimeError("--split and --k-safe cannot be combined yet (replicas are "
+                                    "placed per running DAG)", task=QUERY)
+        if self.split and source != "replay":
+            raise SparkRuntimeError("--split runs replayed sources only (a broker-fed source's "
+                                    "cursors are kept per shard)", task=QUERY)
+        self.layouts = LayoutLog(self.root / "ckpt" / QUERY / "layout")
+        self.layout = SplitLayout.even(n)
+        self._plans: dict[tuple[int, SplitLayout], SplitPlan] = {}
+        self._split_tasks: list[dict[str, Any]] = []
+        self.range_cpu: dict[int, float] = {}
+        self.group_cpu: dict[str, float] = {}
         self.rebalance_s = float(rebalance_s)
         self._balanced_at = time.time()
         self.shards = n
@@ -411,6 +445,76 @@ class InplaceRuntime:
                     s = stream_events_name(t.stream)
                     out[s] = min(out.get(s, t.start), t.start)
             return out
+
+    def run_split(self, df: DataFrame, batch_id: int, epoch: Epoch, states: dict[str, Any],
+                  lo: int, hi: int, key: str) -> tuple[SplitResult, SplitPlan]:
+        """One batch with every running DAG split over the shards (called by the handler):
+        the layout is pinned for the batch (a re-run routes as the first run did), the plan
+        made once per deployment version and layout."""
+        tasks = [t for shard in epoch.shards for t in shard]
+        with self.lock:
+            current = self.layout
+        layout = self.layouts.pinned(batch_id, current)
+        plan = self._plans.get((epoch.version, layout))
+        if plan is None:
+            plan = layout.plan(tasks)
+            self._plans = {(epoch.version, layout): plan}
+        routes_ = routes(self.spark, plan.partitions)
+        if plan.partitions != self.shards:  # a re-run batch of a layout from before a re-split
+            rows = [(p, lo, hi, routes_[p]) for p in range(plan.partitions)]
+            df = (self.spark.createDataFrame(rows, "shard int, lo long, hi long, route int")
+                  .repartition(plan.partitions, "route"))
+        res = run_split_batch(df, tasks, plan, states, self.opts, t0=self.t0, rate=self.rate,
+                              lo=lo, hi=hi, sinks_dir=str(self.root / "sinks"), key=key,
+                              route=routes_)
+        by_range, by_group = range_loads(plan, res.stats)
+        seqs = max(1, hi - lo)
+        with self.lock:
+            if layout == current and self.layout == current:  # new groups keep their place
+                self.layout = SplitLayout.of(plan)
+            self._split_tasks = tasks
+            for store, got in ((self.range_cpu, by_range), (self.group_cpu, by_group)):
+                for k, c in got.items():
+                    per = c / seqs
+                    store[k] = per if k not in store else 0.7 * store[k] + 0.3 * per  # type: ignore[index]
+        return res, plan
+
+    def resplit(self, partitions: int) -> dict[str, Any]:
+        """Split the running DAGs over ``partitions`` shards from the next batch: the key
+        ranges and groups move (:func:`~reuse.runtime.engines.shared.split.resplit`), and the
+        shared query restarts from its checkpoint with that many partitions. Exact: states are
+        whole between batches, and the next batch cuts them by the new table."""
+        if not self.split:
+            raise SparkRuntimeError("resplit needs an engine started with split=True",
+                                    task=QUERY)
+        if not isinstance(partitions, int) or partitions < 1:
+            raise SparkRuntimeError(f"partitions must be a positive integer, got {partitions!r}",
+                                    task=QUERY)
+        from reuse.runtime.engines.shared.split import resplit
+
+        with self.lock:
+            plan = self.layout.plan(self._split_tasks)
+            new, moves = resplit(plan, partitions)
+            self.layout = SplitLayout.of(new)
+            self.shards = partitions
+            self.range_cpu, self.group_cpu = {}, {}
+        if self.query is not None:
+            self.restart()
+        self.log.append({"event": "resplit", "partitions": partitions, "moves": len(moves),
+                         "ms": time.time() * 1000})
+        return {"partitions": partitions, "moves": len(moves)}
+
+    def _rebalance_split(self) -> list[Any]:
+        """Move key ranges and groups between shards by their measured CPU (lock held)."""
+        if not self._split_tasks:
+            return []
+        new = rebalanced(self.layout, self._split_tasks, self.range_cpu, self.group_cpu)
+        if new is None:
+            return []
+        moved = [r for r, (a, b) in enumerate(zip(self.layout.ranges.owner, new.ranges.owner,
+                                                  strict=True)) if a != b]
+        self.layout = new
+        return [{"action": "ranges", "moved": moved, "groups": [list(g) for g in new.groups]}]
 
     def _weight(self, t: Any) -> float:
         """A task's load: its measured CPU per seq, else its type's, else one unit's worth
@@ -501,6 +605,9 @@ class InplaceRuntime:
             raise SparkRuntimeError("a broker-fed run cannot be resumed (the ingest's "
                                     "messages in flight died with the driver)", task=QUERY)
         self.start_seq = int(start_seq)
+        if self.split:  # the layout of the last batch on record, re-runs pin their own
+            self.layout = self.layouts.latest() or self.layout
+            self.shards = self.layout.partitions
         ops = list(ops)
         self._replaying = True
         try:
@@ -582,13 +689,16 @@ class InplaceRuntime:
         """Rebalance the shards by one move if that lowers the largest load (no query is
         relaunched: a move is a new epoch)."""
         with self.lock:
-            actions = self.deployment.rebalance()
-        self.log.append({"event": "defragment", "actions": [_action(a) for a in actions],
-                         "ms": time.time() * 1000})
-        return {"moved": [_action(a) for a in actions], "relaunched": [], "stopped": []}
+            actions = (self._rebalance_split() if self.split
+                       else [_action(a) for a in self.deployment.rebalance()])
+        self.log.append({"event": "defragment", "actions": actions, "ms": time.time() * 1000})
+        return {"moved": actions, "relaunched": [], "stopped": []}
 
     def move(self, task: str, shard: int) -> dict[str, Any]:
         """Move the running DAG holding ``task`` to ``shard`` at the frontier (with its state)."""
+        if self.split:
+            raise SparkRuntimeError("a split engine moves key ranges, not running DAGs (see "
+                                    "resplit and the rebalance)", task=QUERY)
         with self.lock:
             actions = self.deployment.move(task, shard)
         self.log.append({"event": "move", "actions": [_action(a) for a in actions],
@@ -616,9 +726,10 @@ class InplaceRuntime:
         if self.rebalance_s > 0 and time.time() - self._balanced_at > self.rebalance_s:
             self._balanced_at = time.time()
             with self.lock:
-                actions = self.deployment.rebalance()
+                actions = (self._rebalance_split() if self.split
+                           else [_action(a) for a in self.deployment.rebalance()])
             if actions:
-                self.log.append({"event": "rebalance", "actions": [_action(a) for a in actions],
+                self.log.append({"event": "rebalance", "actions": actions,
                                  "loads": self.deployment.loads(), "ms": time.time() * 1000})
         exc = self.query.exception()
         if exc is not None:
@@ -677,7 +788,7 @@ class InplaceRuntime:
             elif (self.root / "recorded").is_dir():
                 source["recorded"] = str(self.root / "recorded")
         return {"mode": self.mode, "match": self.match, "source": source, "unmerge": self.unmerge, "merge": self.merge,
-                "engine": "inplace", "shards": self.shards, "t0": self.t0, "rate": self.rate,
+                "engine": "inplace", "shards": self.shards, "split": self.split, "t0": self.t0, "rate": self.rate,
                 "limit": self.limit, "data_dir": self.data_dir, "opts": self.opts,
                 "tasks": self.tasks, "dags": self.dags, "log": self.log,
                 "k_safe": self.k_safe, "replicate_min_users": self.min_users,
