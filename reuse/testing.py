@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: a comma-separated list of real parts whose absence fails a test instead of skipping it
 #: (``.ci/run`` sets it: a skip must not hide a set-up step that failed)
 REQUIRE_ENV = "REUSE_REQUIRE"
-PARTS = ("redis", "browser", "data", "mqtt")
+PARTS = ("redis", "browser", "data", "mqtt", "namespaces")
 
 
 def missing(part: str, why: str) -> str:

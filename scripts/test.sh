@@ -3,7 +3,7 @@
 # test suite (pytest arguments pass through).
 #   ./scripts/test.sh           everything (about 15 minutes on 2 cores), slowest 20 listed
 #   ./scripts/test.sh --fast    no Spark, no browser: the developer's loop (under 2 minutes)
-# $REUSE_REQUIRE=redis,browser,data,mqtt (.ci/run sets it) fails the tests that would skip for want
+# $REUSE_REQUIRE=redis,browser,data,mqtt,namespaces (.ci/run sets it) fails the tests that would skip for want
 # of one of those real parts.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -52,7 +52,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                     trigger_s=args.trigger_seconds, pi_iterations=args.pi_iterations,
                     defrag_every=args.defrag_every, warmup_s=args.warmup_seconds,
                     data_dir=args.data_dir, source=args.source, match=args.match,
-                    split=args.split,
+                    split=args.split, shared_disk=not args.no_shared_disk,
                     check=not args.no_check)
     write_rows(rows, args.out)
     _report(rows, args.out, f"run dir {root}; {label}")
@@ -75,7 +75,7 @@ def cmd_cluster(args: argparse.Namespace) -> int:
 
     if args.action == "start":
         res = cluster.start(args.dir, port=args.port, ui_port=args.ui_port, cores=args.cores,
-                            memory=args.memory, workers=args.workers)
+                            memory=args.memory, workers=args.workers, hide=args.hide)
     elif args.action == "stop":
         res = cluster.stop(args.dir)
     else:
@@ -121,6 +121,11 @@ def add_parsers(subparsers: Any) -> None:
                         "range, gathered ones in one shard, Spark's shuffle between stages) "
                         "instead of running each whole in one shard; the shards rebalance key "
                         "ranges by measured CPU")
+    r.add_argument("--no-shared-disk", action="store_true",
+                   help="inplace: the executors cannot read the driver's run or data "
+                        "directories (a cluster over several machines): Spark ships the "
+                        "replay data to each executor (addFile) and brings the sink records "
+                        "back to the driver, which keeps the run directory")
     r.add_argument("--max-events", type=int, default=None,
                    help="inplace: at most this many source seq per batch (default: two "
                         "triggers' worth; 0 = no bound)")
@@ -172,5 +177,9 @@ def add_parsers(subparsers: Any) -> None:
     c.add_argument("--workers", type=int, default=1,
                    help="worker daemons, each with --cores cores (two or more: k-safety's "
                         "replicas on different executors)")
+    c.add_argument("--hide", action="append", default=[], metavar="DIR",
+                   help="start: the workers see DIR empty (each in a mount namespace of its "
+                        "own; Linux, root): a one-machine cluster whose executors share no "
+                        "disk with the driver, for reuse run --no-shared-disk (repeatable)")
     c.set_defaults(func=cmd_cluster)
 

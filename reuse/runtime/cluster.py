@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
 import socket
 import subprocess
 import sys
@@ -47,11 +49,30 @@ def _env(d: Path) -> dict[str, str]:
     return env
 
 
-def _daemon(d: Path, action: str, cls: str, *args: str,
-            instance: int = 1) -> subprocess.CompletedProcess[str]:
+def _daemon(d: Path, action: str, cls: str, *args: str, instance: int = 1,
+            hide: tuple[Path, ...] = ()) -> subprocess.CompletedProcess[str]:
     script = spark_home() / "sbin" / "spark-daemon.sh"
-    return subprocess.run(["bash", str(script), action, cls, str(instance), *args],
-                          env=_env(d), capture_output=True, text=True, timeout=120)
+    cmd = ["bash", str(script), action, cls, str(instance), *args]
+    if hide:  # a mount namespace of its own, where each hidden directory is an empty tmpfs
+        mounts = " && ".join(f"mount -t tmpfs -o mode=0755 none {shlex.quote(str(h))}"
+                             for h in hide)
+        cmd = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+               f"{mounts} && exec {shlex.join(cmd)}"]
+    return subprocess.run(cmd, env=_env(d), capture_output=True, text=True, timeout=120)
+
+
+def check_hide(hide: list[str | os.PathLike[str]]) -> tuple[Path, ...]:
+    """The directories workers must not see, checked before anything starts: they exist, and
+    this process may make mount namespaces (Linux, as root, ``unshare`` installed)."""
+    out = tuple(Path(h).resolve() for h in hide)
+    for h in out:
+        if not h.is_dir():
+            raise SparkRuntimeError(f"--hide {h}: not a directory")
+    if out and (not sys.platform.startswith("linux") or os.geteuid() != 0
+                or shutil.which("unshare") is None):
+        raise SparkRuntimeError("--hide needs Linux, root and unshare (workers run in a mount "
+                                "namespace of their own)")
+    return out
 
 
 def _role(cls: str, instance: int) -> str:
@@ -84,11 +105,17 @@ def _master_json(ui_port: int) -> dict[str, Any] | None:
 
 def start(d: str | os.PathLike[str] = DEFAULT_DIR, *, port: int = 7077, ui_port: int = 8080,
           cores: int = 2, memory: str = "4g", timeout_s: float = 60.0,
-          workers: int = 1) -> dict[str, Any]:
+          workers: int = 1, hide: list[str | os.PathLike[str]] | None = None) -> dict[str, Any]:
     """Start the master and ``workers`` workers (those not running) and wait until that many
-    workers are registered."""
+    workers are registered.
+
+    ``hide``: directories the workers (and so their executors) see empty, each worker in a
+    mount namespace of its own with a tmpfs over each. On one machine this is how a cluster
+    whose workers share no disk with the driver is made: give the driver's run and data
+    directories, and only what Spark and the network carry reaches the executors."""
     if workers < 1:
         raise SparkRuntimeError(f"workers must be at least 1, got {workers}")
+    hidden = check_hide(list(hide or []))
     d = Path(d).resolve()
     (d / "logs").mkdir(parents=True, exist_ok=True)
     (d / "pids").mkdir(parents=True, exist_ok=True)
@@ -109,7 +136,8 @@ def start(d: str | os.PathLike[str] = DEFAULT_DIR, *, port: int = 7077, ui_port:
             continue
         (d / f"work-{i}").mkdir(exist_ok=True)
         r = _daemon(d, "start", WORKER, "--host", "127.0.0.1", "--cores", str(cores),
-                    "--memory", memory, "--work-dir", str(d / f"work-{i}"), url, instance=i)
+                    "--memory", memory, "--work-dir", str(d / f"work-{i}"), url, instance=i,
+                    hide=hidden)
         if r.returncode != 0:
             raise SparkRuntimeError(f"worker {i} did not start: {r.stderr.strip()[:300]}")
     while True:
@@ -119,7 +147,7 @@ def start(d: str | os.PathLike[str] = DEFAULT_DIR, *, port: int = 7077, ui_port:
         if time.time() > deadline:
             raise SparkRuntimeError(f"worker did not register with {url}; see {d / 'logs'}")
         time.sleep(0.5)
-    return {"url": url, "pids": pids(d), "dir": str(d)}
+    return {"url": url, "pids": pids(d), "dir": str(d), "hidden": [str(h) for h in hidden]}
 
 
 def stop(d: str | os.PathLike[str] = DEFAULT_DIR) -> dict[str, Any]:

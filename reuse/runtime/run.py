@@ -329,7 +329,8 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
              data_dir: str | os.PathLike[str] | None = None, check: bool = True,
              progress: Callable[[str], None] | None = _progress,
              resume: JournalState | None = None, source: str = "replay",
-             match: str = "exact", split: bool = False) -> list[dict[str, Any]]:
+             match: str = "exact", split: bool = False,
+             shared_disk: bool = True) -> list[dict[str, Any]]:
     """Set up a session, bus and CPU meter, replay ``ops`` live (:func:`run_trace`), tear down.
 
     On the shared query the run is journaled in ``root`` (:mod:`reuse.runtime.journal`), so a
@@ -346,7 +347,10 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
     query-per-DAG engine's. ``match`` is what Reuse merges by (``exact`` or ``semantic``, on
     either engine; Default takes only ``exact``). ``split`` (shared query only) runs every
     running DAG split over the shards by key ranges and stages (issue 22,
-    :mod:`reuse.runtime.engines.shared.split_batch`) instead of each whole in one shard. A SparkSession that is already active (tests share one) is used and
+    :mod:`reuse.runtime.engines.shared.split_batch`) instead of each whole in one shard.
+    ``shared_disk=False`` (shared query only) is for executors that cannot read the driver's
+    run and data directories (a cluster over several machines): Spark ships the data to them
+    and brings the sink records back to the driver. A SparkSession that is already active (tests share one) is used and
     left running; one started here is stopped here (with ``ui=True`` its web UI is on and its
     address printed), and so is a Redis broker started for ``bus="redis"``.
     """
@@ -380,6 +384,9 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
     if k_safe and pol.engine != "inplace":
         raise SparkRuntimeError(f"--k-safe needs the shared query (--merge inplace), not "
                                 f"{pol.label}: a query per partial DAG cannot hold a replica")
+    if not shared_disk and pol.engine != "inplace":
+        raise SparkRuntimeError(f"--no-shared-disk needs the shared query (--merge inplace), "
+                                f"not {pol.label}: its queries share a bus directory")
     if split and (pol.engine != "inplace" or k_safe or source != "replay"):
         raise SparkRuntimeError("--split needs the shared query (--merge inplace) with "
                                 "replayed sources and no --k-safe")
@@ -423,7 +430,7 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
                                     trigger_s=trigger_s, pi_iterations=pi_iterations,
                                     data_dir=dd, max_events=max_events, k_safe=k_safe,
                                     replicate_min_users=replicate_min_users, source=source,
-                                    match=match, split=split,
+                                    match=match, split=split, shared_disk=shared_disk,
                                     t0_ms=None if resume is None else int(resume.start["t0"]))
                 if rt.broker is not None:
                     meter.add_roots(rt.broker.pids)
@@ -438,7 +445,7 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
                           "data_dir": rt.data_dir, "master": master, "check": check,
                           "defrag_every": defrag_every, "k_safe": k_safe,
                           "replicate_min_users": replicate_min_users, "source": source,
-                          "match": match, "split": split}
+                          "match": match, "split": split, "shared_disk": shared_disk}
             else:
                 rt = Runtime(spark, root, mode=pol.mode.value, unmerge=pol.unmerge.value,
                              merge=pol.merge.value, rate=rate, trigger_s=trigger_s,
@@ -520,7 +527,8 @@ def resume_run(root: str | os.PathLike[str], *, ui: bool = False,
                   "replicate_min_users": int(p.get("replicate_min_users", 2)),
                   "source": str(p.get("source", "replay")),
                   "match": str(p.get("match", "exact")),
-                  "split": bool(p.get("split", False))}
+                  "split": bool(p.get("split", False)),
+                  "shared_disk": bool(p.get("shared_disk", True))}
     except (KeyError, TypeError, ValueError) as exc:
         from reuse.core.errors import StateError
 

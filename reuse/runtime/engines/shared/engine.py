@@ -61,7 +61,7 @@ from reuse.core.errors import ReuseError
 from reuse.core.paths import riotbench_dir
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.common.execution import emitted_bound
-from reuse.runtime.common.files import write_json
+from reuse.runtime.common.files import write_json, write_records
 from reuse.runtime.common.planners import Planner, make_planner, stream_events_name
 from reuse.runtime.common.policy import Policy
 from reuse.runtime.common.recovery import Failures, start_with_retries
@@ -124,8 +124,21 @@ def executor_id() -> str:
     return found
 
 
+def worker_opts(opts: dict[str, Any]) -> dict[str, Any]:
+    """The task options as a Spark Python worker uses them: with ``data_file`` (a run with no
+    shared disk) the replay data is the copy Spark shipped to this executor
+    (:func:`ship_data`), not the driver's path."""
+    name = opts.get("data_file")
+    if not name:
+        return opts
+    from pyspark import SparkFiles
+
+    return {**{k: v for k, v in opts.items() if k != "data_file"},
+            "data_dir": SparkFiles.get(str(name))}
+
+
 def _worker(epoch: Epoch, states: dict[str, Any], opts: dict[str, Any], t0: int, rate: float,
-            sinks_dir: str, key: str, feed: dict[str, str] | None = None,
+            sinks_dir: str | None, key: str, feed: dict[str, str] | None = None,
             cursors: dict[str, str] | None = None,
             ) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
     """The shards' work, run by Spark's Python workers. Each shard writes its sink records
@@ -135,7 +148,10 @@ def _worker(epoch: Epoch, states: dict[str, Any], opts: dict[str, Any], t0: int,
 
     ``feed`` (a broker-fed run): the bus spec the source events are read from, each source's
     from its saved cursor (``cursors``); each shard returns the new cursors (rows of kind
-    ``cursor``), the same in every shard that read the source."""
+    ``cursor``), the same in every shard that read the source.
+
+    ``sinks_dir=None`` (no shared disk): the records go back to the driver as rows of kind
+    ``sink``, and the replay data is Spark's copy (:func:`worker_opts`)."""
     shards = epoch.shards
 
     def fn(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
@@ -152,11 +168,14 @@ def _worker(epoch: Epoch, states: dict[str, Any], opts: dict[str, Any], t0: int,
                     continue
                 mine = {t["id"]: states[t["id"]] for t in tasks if t["id"] in states}
                 read = _bus_reader(feed, cursors or {}, int(lo), int(hi)) if feed else None
-                res = run_shard(tasks, int(lo), int(hi), mine, opts, t0=t0, rate=rate,
-                                feed=read)
+                res = run_shard(tasks, int(lo), int(hi), mine, worker_opts(opts), t0=t0,
+                                rate=rate, feed=read)
                 if read is not None:
                     rows += [(int(shard), "cursor", s, c) for s, c in read.cursors().items()]
                 for task, lines in res["sinks"].items():
+                    if sinks_dir is None:
+                        rows.append((int(shard), "sink", task, "\n".join(lines) + "\n"))
+                        continue
                     write_records(sinks_dir, task, key, "\n".join(lines) + "\n")
                     if read is not None:  # kept in the bus, and published by the driver
                         read.keep(task, key, int(hi) - 1, lines)
@@ -208,6 +227,23 @@ def _bus_reader(feed: dict[str, str], cursors: dict[str, str], lo: int, hi: int)
     if spec not in _BUSES:
         _BUSES[spec] = make_bus(feed)
     return _BusReader(_BUSES[spec], cursors, lo, hi)
+
+
+def ship_data(spark: SparkSession, data_dir: str, root: Path) -> str:
+    """Send the replay data directory to every executor and return the name executors find it
+    under (:func:`worker_opts`). Spark ships a local directory only to a local master, so it
+    goes as a zip archive (``SparkContext.addArchive``; each executor unpacks it once), made
+    in the run directory. The same directory shipped again in the session is not re-sent."""
+    import hashlib
+    import shutil
+
+    path = Path(data_dir).resolve()
+    name = "data-" + hashlib.sha1(str(path).encode()).hexdigest()[:12]
+    if not any(a.endswith("#" + name) or a.rstrip("/").endswith("/" + name)
+               for a in spark.sparkContext.listArchives):
+        zipped = shutil.make_archive(str(root / "shipped" / name), "zip", str(path))
+        spark.sparkContext.addArchive(f"{zipped}#{name}")
+    return name
 
 
 class ShardHandler:
@@ -268,15 +304,18 @@ class ShardHandler:
             new_states, cpu, taken, events = res.states, res.cpu, res.counts, res.events
             shard_cpu, shard_exec = dict(res.partition_cpu), dict(res.executors)
             extra = {"split": {"partitions": plan.partitions, "stages": res.stages,
-                               "critical_s": round(res.critical, 6)}}
+                               "critical_s": round(res.critical, 6),
+                               "exchanged_bytes": res.exchanged}}
         elif not epoch.empty and hi > lo:
             key = f"{self.engine.launch:06d}-{batch_id:09d}"
             rows = df.mapInPandas(_worker(epoch, states, self.engine.opts, self.engine.t0,
-                                          self.engine.rate, str(self.root / "sinks"), key,
+                                          self.engine.rate, self.engine.sinks_dir, key,
                                           feed, dict(cursors)),
                                   "shard int, kind string, name string, text string").collect()
             for shard, kind, name, text in rows:
-                if kind == "state":
+                if kind == "sink":  # no shared disk: the driver writes them
+                    write_records(self.root / "sinks", name, f"{key}-s{shard}", text)
+                elif kind == "state":
                     new_states.update(json.loads(text))
                 elif kind == "cursor":
                     cursors[name] = text
@@ -350,7 +389,7 @@ class InplaceRuntime:
                  k_safe: int = 0, replicate_min_users: int = 2, source: str = "replay",
                  bus_url: str | None = None, first_message_s: float = 30.0,
                  stall_s: float = 30.0, match: str = "exact", split: bool = False,
-                 **_ignored: Any) -> None:
+                 shared_disk: bool = True, **_ignored: Any) -> None:
         self.policy = Policy.of(mode, "inplace")
         # Reuse merges by the match policy (exact, or semantic: issue 25); Default refuses any
         # but exact. Built first, so a bad choice fails before anything is made.
@@ -365,6 +404,12 @@ class InplaceRuntime:
         self.opts = {"data_dir": self.data_dir, "pi_iterations": int(pi_iterations),
                      "record": record, "limit": limit}
         self.t0 = int(t0_ms if t0_ms is not None else time.time() * 1000)
+        # issue 22: with no disk shared with the executors, Spark ships the replay data to
+        # each executor and brings the sink records back to the driver, which writes them
+        self.shared_disk = bool(shared_disk)
+        self.sinks_dir: str | None = str(self.root / "sinks") if shared_disk else None
+        if not shared_disk:
+            self.opts["data_file"] = ship_data(spark, self.data_dir, self.root)
         self.limit = limit
         self.max_events = (int(max_events) if max_events is not None
                            else max(1, round(2 * self.rate * self.trigger_s)))
@@ -465,8 +510,9 @@ class InplaceRuntime:
             df = (self.spark.createDataFrame(rows, "shard int, lo long, hi long, route int")
                   .repartition(plan.partitions, "route"))
         res = run_split_batch(df, tasks, plan, states, self.opts, t0=self.t0, rate=self.rate,
-                              lo=lo, hi=hi, sinks_dir=str(self.root / "sinks"), key=key,
-                              route=routes_)
+                              lo=lo, hi=hi, sinks_dir=self.sinks_dir, key=key, route=routes_)
+        for (task, p), text in res.sinks.items():  # no shared disk: the driver writes them
+            write_records(self.root / "sinks", task, f"{key}-p{p}", text)
         by_range, by_group = range_loads(plan, res.stats)
         seqs = max(1, hi - lo)
         with self.lock:
@@ -788,7 +834,8 @@ class InplaceRuntime:
             elif (self.root / "recorded").is_dir():
                 source["recorded"] = str(self.root / "recorded")
         return {"mode": self.mode, "match": self.match, "source": source, "unmerge": self.unmerge, "merge": self.merge,
-                "engine": "inplace", "shards": self.shards, "split": self.split, "t0": self.t0, "rate": self.rate,
+                "engine": "inplace", "shards": self.shards, "split": self.split,
+                "shared_disk": self.shared_disk, "t0": self.t0, "rate": self.rate,
                 "limit": self.limit, "data_dir": self.data_dir, "opts": self.opts,
                 "tasks": self.tasks, "dags": self.dags, "log": self.log,
                 "k_safe": self.k_safe, "replicate_min_users": self.min_users,

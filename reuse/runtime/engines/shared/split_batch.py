@@ -179,11 +179,13 @@ class SplitResult:
     stats: list[dict[str, Any]] = field(default_factory=list)
     exchanged: int = 0
     stages: int = 1
+    #: ``(task, partition)`` -> record lines, when the executors share no disk with the driver
+    sinks: dict[tuple[str, int], str] = field(default_factory=dict)
 
 
 def _stage_fn(stage: int, tasks: list[dict[str, Any]], plan: SplitPlan,
               parts: list[dict[str, Any]], opts: dict[str, Any], t0: int, rate: float,
-              lo: int, hi: int, route: list[int], sinks_dir: str, key: str,
+              lo: int, hi: int, route: list[int], sinks_dir: str | None, key: str,
               ) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
     """The ``mapInPandas`` function of one stage (runs in Spark's Python workers)."""
 
@@ -192,10 +194,11 @@ def _stage_fn(stage: int, tasks: list[dict[str, Any]], plan: SplitPlan,
         from pyspark import TaskContext
 
         from reuse.runtime.common.files import write_records
-        from reuse.runtime.engines.shared.engine import executor_id
+        from reuse.runtime.engines.shared.engine import executor_id, worker_opts
         from reuse.runtime.engines.shared.stages import decode_parcels, encode_outbox, run_stage
 
         c0 = time.process_time()
+        wopts = worker_opts(opts)
         mine: dict[int, list[bytes]] = {}
         passed: list[tuple[int, int, str, str, bytes]] = []
         for f in frames:
@@ -221,12 +224,18 @@ def _stage_fn(stage: int, tasks: list[dict[str, Any]], plan: SplitPlan,
                                         f"Spark partition {here} (routing by hash changed?)")
             c1 = time.process_time()
             inbox = [pc for r in raw for pc in decode_parcels(r)]
-            res = run_stage(tasks, plan, stage, p, parts[p], inbox, opts, t0=t0, rate=rate,
+            res = run_stage(tasks, plan, stage, p, parts[p], inbox, wopts, t0=t0, rate=rate,
                             lo=lo, hi=hi)
+            sent = 0
             for dest, body in encode_outbox(res.outbox):
                 out.append((route[dest], dest, "parcel", "", body))
+                sent += len(body)
             for task, lines in res.sinks.items():
-                write_records(sinks_dir, task, f"{key}-p{p}", "\n".join(lines) + "\n")
+                text = "\n".join(lines) + "\n"
+                if sinks_dir is None:  # no shared disk: to the driver, through the stages
+                    out.append((route[p], p, "sink", task, text.encode()))
+                else:
+                    write_records(sinks_dir, task, f"{key}-p{p}", text)
             if res.states:
                 out.append((route[p], p, "state", "",
                             json.dumps(res.states, separators=(",", ":")).encode()))
@@ -234,7 +243,8 @@ def _stage_fn(stage: int, tasks: list[dict[str, Any]], plan: SplitPlan,
             read_s = 0.0
             out.append((route[p], p, "stat", str(stage), json.dumps(
                 {"cpu": res.cpu, "counts": res.counts, "events": res.events,
-                 "ranges": dict(res.ranges), "spent": spent, "exec": executor_id()},
+                 "ranges": dict(res.ranges), "spent": spent, "exec": executor_id(),
+                 "sent": sent},
                 separators=(",", ":")).encode()))
             out.append((route[p], p, "run", "", b""))
         yield pd.DataFrame(out, columns=["route", "dest", "kind", "name", "body"])
@@ -244,7 +254,7 @@ def _stage_fn(stage: int, tasks: list[dict[str, Any]], plan: SplitPlan,
 
 def run_split_batch(df: DataFrame, tasks: list[dict[str, Any]], plan: SplitPlan,
                     states: Mapping[str, Any], opts: dict[str, Any], *, t0: int, rate: float,
-                    lo: int, hi: int, sinks_dir: str, key: str, route: list[int],
+                    lo: int, hi: int, sinks_dir: str | None, key: str, route: list[int],
                     ) -> SplitResult:
     """Run batch ``[lo, hi)`` of ``tasks`` split as ``plan`` says; ``df`` is the tick source's
     batch (one row per partition). Returns the merged states and the statistics."""
@@ -267,6 +277,8 @@ def run_split_batch(df: DataFrame, tasks: list[dict[str, Any]], plan: SplitPlan,
         p = int(dest)
         if kind == "state":
             new[p].update(json.loads(bytes(body)))
+        elif kind == "sink":
+            res.sinks[(name, p)] = bytes(body).decode()
         elif kind == "stat":
             st = json.loads(bytes(body))
             st["partition"], st["stage"] = p, int(name)
@@ -280,6 +292,7 @@ def run_split_batch(df: DataFrame, tasks: list[dict[str, Any]], plan: SplitPlan,
             res.partition_cpu[p] = res.partition_cpu.get(p, 0.0) + float(st["spent"])
             per_stage.setdefault(int(name), {})[p] = float(st["spent"])
             res.executors[p] = st["exec"]
+            res.exchanged += int(st["sent"])
         elif kind == "parcel":
             raise SparkRuntimeError("parcels addressed past the last stage")
     if len(per_stage) != count or any(len(v) != n for v in per_stage.values()):
