@@ -23,13 +23,13 @@ RATES = (10, 100, 300, 1000)
 
 
 def floors(workload_name: str, seqs: int, pi_iterations: int = 1600, semantic: bool = False,
-           n: int | None = None) -> dict[str, Any]:
+           n: int | None = None, keying: str = "field") -> dict[str, Any]:
     from runtime_seq_peak import workload
 
     from reuse.core.paths import riotbench_dir
     from reuse.runtime.floor import floor_run
 
-    flows = workload(workload_name, n)
+    flows = workload(workload_name, n, keying=keying)
     dd = str(riotbench_dir(None))
     out: dict[str, Any] = {"dags": len(flows)}
     from reuse.tasks.matching import SEMANTIC

@@ -14,6 +14,12 @@ since each submit starts a query), let the peak settle, then measure over ``--wi
 A mode may carry k-safety (issue 13): ``reuse-inplace+k1u2`` is ``reuse-inplace`` with
 ``k_safe=1, replicate_min_users=2`` (replicas of every task used by at least two dataflows);
 ``+k1u1`` replicates every task. ``replica_tasks`` counts the replicas at the peak.
+``reuse-inplace/split`` runs every running DAG split over the shards (issue 22, ``--split``).
+
+Issue 22's scaling table: ``--master local[1]`` or ``local[2]`` (or ``spark://...``, a running
+cluster), ``--keying sensor`` (RIoT's keyed tasks per sensor instead of per field), and for the
+inplace engine the window's shard statistics from ``batches.jsonl``: shard CPU per ``seq``, the
+balance (max/mean shard CPU) and, split, the critical path and the bytes exchanged per ``seq``.
 
 ``--max-rate`` then searches (doubling, then bisecting) the highest sustained rate of the
 inplace modes. Beside every cell the floor (``benchmarks/limit.py``) gives the cores the same
@@ -72,9 +78,18 @@ def split_mode(mode: str) -> tuple[str, dict[str, Any]]:
     ('reuse-inplace', {'k_safe': 1, 'replicate_min_users': 2})
     >>> split_mode("reuse-inplace~semantic")
     ('reuse-inplace', {'match': 'semantic'})
+    >>> split_mode("default-inplace/split")
+    ('default-inplace', {'split': True})
     """
+    mode, slash, how = mode.partition("/")
+    extra: dict[str, Any] = {}
+    if slash:
+        if how != "split":
+            raise SparkRuntimeError(f"unknown mode suffix /{how} (only /split)")
+        extra["split"] = True
     mode, _, match = mode.partition("~")
-    extra: dict[str, Any] = {"match": match} if match else {}
+    if match:
+        extra["match"] = match
     base, _, ks = mode.partition("+")
     if not ks:
         return base, extra
@@ -92,18 +107,19 @@ def cell(mode: str, rate: float, args: argparse.Namespace) -> dict[str, Any]:
     from reuse.runtime.measure import CpuMeter, SinkTail, percentile
     from reuse.runtime.session import get_session, stop_session
 
-    flows = workload(args.workload, args.n)
+    flows = workload(args.workload, args.n, keying=args.keying)
     base, ksafe = split_mode(mode)
     pol = live_policy(base)
     order = [op.dag for op in seq_trace([f.id for f in flows], seed=1) if op.op == "submit"]
     by_id = {f.id: f for f in flows}
-    spark = get_session("local[2]")
-    root = Path(tempfile.mkdtemp(prefix=f"rates-{mode}-"))
+    spark = get_session(args.master)
+    root = Path(tempfile.mkdtemp(prefix=f"rates-{mode.replace('/', '-')}-"))
     meter = CpuMeter().start()
     tail = SinkTail(root)
     common = {"rate": rate, "trigger_s": args.trigger, "pi_iterations": args.pi_iterations}
     if pol.engine == "inplace":
-        rt: Any = InplaceRuntime(spark, root, mode=pol.mode.value, **common, **ksafe)
+        rt: Any = InplaceRuntime(spark, root, mode=pol.mode.value, **common, **ksafe,
+                                 shared_disk=not args.no_shared_disk)
     else:
         rt = Runtime(spark, root, mode=pol.mode.value, merge=pol.merge.value,
                      unmerge=pol.unmerge.value,
@@ -130,6 +146,8 @@ def cell(mode: str, rate: float, args: argparse.Namespace) -> dict[str, Any]:
             time.sleep(0.5)
         c1, t1 = meter.total(by_category=True), time.time()
         b1 = backlog(rt)
+        if pol.engine == "inplace":
+            out["shards"] = shard_stats(root, t0 * 1000, t1 * 1000)
         n_out, lat = tail.new_latencies()
         by = {k: round((c1[k] - c0.get(k, 0.0)) / (t1 - t0), 3) for k in c1}
         p99 = percentile(lat, 99)
@@ -143,6 +161,37 @@ def cell(mode: str, rate: float, args: argparse.Namespace) -> dict[str, Any]:
         meter.stop()
         rt.close()
         stop_session(spark)
+    return out
+
+
+def shard_stats(root: Path, ms0: float, ms1: float) -> dict[str, Any]:
+    """The shared query's batches that started in ``[ms0, ms1)``: shard CPU per ``seq`` (ms),
+    balance (max over mean shard CPU, summed over the batches), and for a split run the
+    critical path (ms per ``seq``: per stage the busiest partition, summed) and bytes
+    exchanged per ``seq``; the driver's CPU per ``seq`` (ms) and the batches' wall time per
+    ``seq`` (ms: what caps the rate, since batches run one at a time)."""
+    from reuse.runtime.common.files import read_batches
+
+    bs = [b for b in read_batches(root) if ms0 <= b["ms"] < ms1 and b["hi"] > b["lo"]]
+    seqs = sum(b["hi"] - b["lo"] for b in bs)
+    if not bs or not seqs:
+        return {}
+    per: dict[str, float] = {}
+    for b in bs:
+        for s, c in b["shard_cpu_s"].items():
+            per[s] = per.get(s, 0.0) + c
+    total = sum(per.values())
+    out: dict[str, Any] = {
+        "batches": len(bs), "seqs": seqs,
+        "cpu_ms_per_seq": round(1000 * total / seqs, 4),
+        "balance": round(max(per.values()) / (total / len(per)), 3) if total else None,
+        "driver_ms_per_seq": round(1000 * sum(b["driver_cpu_s"] for b in bs) / seqs, 4),
+        "wall_ms_per_seq": round(1000 * sum(b["wall_s"] for b in bs) / seqs, 4)}
+    split = [b["split"] for b in bs if "split" in b]
+    if split:
+        out["critical_ms_per_seq"] = round(1000 * sum(x["critical_s"] for x in split) / seqs, 4)
+        out["bytes_per_seq"] = round(sum(x["exchanged_bytes"] for x in split) / seqs)
+        out["stages"] = max(x["stages"] for x in split)
     return out
 
 
@@ -175,6 +224,8 @@ def show(r: dict[str, Any], floor: dict[str, Any] | None) -> None:
           f"{r['backlog_end']}, {r['queries']} queries, {r.get('running_tasks')} tasks"
           + (f" + {r['replica_tasks']} replicas" if r.get("replica_tasks") else "")
           + f", sustained {r['sustained']}", flush=True)
+    if r.get("shards"):
+        print(f"  {'':>20}   shards: {json.dumps(r['shards'])}", flush=True)
 
 
 def floor_key(mode: str) -> str:
@@ -248,6 +299,11 @@ def main() -> None:
                     help="extra mode:baseline pairs to compare, comma separated (beside every "
                          "Reuse mode against each Default mode on its engine)")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--master", default="local[2]", help="local[1], local[2] or spark://...")
+    ap.add_argument("--keying", choices=["field", "sensor"], default="field",
+                    help="RIoT: keyed stateful tasks per field (default) or per sensor")
+    ap.add_argument("--no-shared-disk", action="store_true",
+                    help="inplace: replay data shipped by Spark, sink records via the driver")
     ap.add_argument("--only", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.only:
@@ -269,6 +325,7 @@ def main() -> None:
     from limit import floors
 
     floor = floors(args.workload, args.floor_seqs, args.pi_iterations, n=args.n,
+                   keying=args.keying,
                    semantic=any(m.endswith("~semantic") for m in args.modes.split(",")))
     print(f"{args.workload} floor: Default {floor['default']['ms_per_seq']} ms/seq, Reuse "
           f"{floor['reuse']['ms_per_seq']} ms/seq", flush=True)

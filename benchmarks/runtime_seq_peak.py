@@ -44,7 +44,8 @@ from reuse.runtime.spread import Spread, compare, interleave, pairs
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def workload(name: str, n: int | None, only_source: str | None = None) -> list[Any]:
+def workload(name: str, n: int | None, only_source: str | None = None,
+             keying: str = "field") -> list[Any]:
     from reuse.core.dataflow import parse_dataflow
 
     if name == "riot-tenants":  # issue 25's many tenants (seed 1; --n tenants, default 100)
@@ -55,7 +56,7 @@ def workload(name: str, n: int | None, only_source: str | None = None) -> list[A
     if name == "riot":
         from reuse.workloads.riotbench import build_dataflows
 
-        dags = build_dataflows(riotbench_dir())
+        dags = build_dataflows(riotbench_dir(), keying=keying)
         if n:
             dags = dags[:n]
         if only_source:
