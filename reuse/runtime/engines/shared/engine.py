@@ -75,7 +75,6 @@ from reuse.runtime.engines.shared.split_batch import (
     SplitResult,
     range_loads,
     rebalanced,
-    routes,
     run_split_batch,
 )
 
@@ -300,12 +299,13 @@ class ShardHandler:
         extra: dict[str, Any] = {}
         if self.engine.split and not epoch.empty and hi > lo:
             key = f"{self.engine.launch:06d}-{batch_id:09d}"
-            res, plan = self.engine.run_split(df, batch_id, epoch, states, lo, hi, key)
+            res, plan = self.engine.run_split(batch_id, epoch, states, lo, hi, key)
             new_states, cpu, taken, events = res.states, res.cpu, res.counts, res.events
             shard_cpu, shard_exec = dict(res.partition_cpu), dict(res.executors)
             extra = {"split": {"partitions": plan.partitions, "stages": res.stages,
                                "critical_s": round(res.critical, 6),
-                               "exchanged_bytes": res.exchanged}}
+                               "exchanged_bytes": res.exchanged,
+                               "job_s": round(res.job_s, 4), "stage_s": res.stage_s}}
         elif not epoch.empty and hi > lo:
             key = f"{self.engine.launch:06d}-{batch_id:09d}"
             rows = df.mapInPandas(_worker(epoch, states, self.engine.opts, self.engine.t0,
@@ -491,7 +491,7 @@ class InplaceRuntime:
                     out[s] = min(out.get(s, t.start), t.start)
             return out
 
-    def run_split(self, df: DataFrame, batch_id: int, epoch: Epoch, states: dict[str, Any],
+    def run_split(self, batch_id: int, epoch: Epoch, states: dict[str, Any],
                   lo: int, hi: int, key: str) -> tuple[SplitResult, SplitPlan]:
         """One batch with every running DAG split over the shards (called by the handler):
         the layout is pinned for the batch (a re-run routes as the first run did), the plan
@@ -504,13 +504,8 @@ class InplaceRuntime:
         if plan is None:
             plan = layout.plan(tasks)
             self._plans = {(epoch.version, layout): plan}
-        routes_ = routes(self.spark, plan.partitions)
-        if plan.partitions != self.shards:  # a re-run batch of a layout from before a re-split
-            rows = [(p, lo, hi, routes_[p]) for p in range(plan.partitions)]
-            df = (self.spark.createDataFrame(rows, "shard int, lo long, hi long, route int")
-                  .repartition(plan.partitions, "route"))
-        res = run_split_batch(df, tasks, plan, states, self.opts, t0=self.t0, rate=self.rate,
-                              lo=lo, hi=hi, sinks_dir=self.sinks_dir, key=key, route=routes_)
+        res = run_split_batch(self.spark, tasks, plan, states, self.opts, t0=self.t0,
+                              rate=self.rate, lo=lo, hi=hi, sinks_dir=self.sinks_dir, key=key)
         for (task, p), text in res.sinks.items():  # no shared disk: the driver writes them
             write_records(self.root / "sinks", task, f"{key}-p{p}", text)
         by_range, by_group = range_loads(plan, res.stats)
