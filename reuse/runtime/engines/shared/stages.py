@@ -76,7 +76,7 @@ import time
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from operator import itemgetter
 from typing import Any
 
@@ -89,10 +89,11 @@ from reuse.runtime.engines.shared.predicates import (
     PredicateGroup,
     compiled,
     predicate_groups,
+    run_group,
     split_cpu,
 )
 from reuse.runtime.engines.shared.shard import _full_line, _no_gc
-from reuse.runtime.engines.shared.split import Exchange, SplitPlan, Step, order_key
+from reuse.runtime.engines.shared.split import Exchange, SplitPlan, Step
 
 __all__ = ["Parcel", "StageOut", "SplitBatch", "stage_count", "run_stage", "encode_outbox",
            "decode_parcels", "same_parcels", "run_split"]
@@ -104,20 +105,19 @@ Event = dict[str, Any]
 Tagged = Sequence[Any]
 Feed = Callable[[str, int, int], list[Event]]
 _KEY = itemgetter(0)
-
-
-def _seq_of(x: tuple[Tag, Event]) -> int:
-    return x[0][0]
+_SEQ = itemgetter("seq")
 
 
 @dataclass(frozen=True)
 class Parcel:
-    """The outputs of task ``task`` made in partition ``origin`` bound for one partition: the
-    ``(tag, event)`` pairs, in the order they were made."""
+    """The outputs of task ``task`` made in partition ``origin`` bound for one partition, in
+    the order they were made: ``(tag, event)`` pairs, or the events alone if ``tagged`` is
+    false (no consumer merges them with another partition's: :func:`_tagged`)."""
 
     origin: int
     task: str
-    items: list[Tagged]
+    items: list[Any]
+    tagged: bool = True
 
 
 @dataclass
@@ -246,6 +246,22 @@ def run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, p
     return out
 
 
+def _tagged(plan: SplitPlan) -> frozenset[str]:
+    """The tasks whose outputs carry order tags: those a task reads over a shuffle or a gather
+    (there, on more than one partition, the events of several partitions meet and are merged
+    by tag), and those a tagged task reads (its tags extend its inputs'). Other events need
+    none: a task whose inputs each come from one partition takes them in the order they were
+    made, as :func:`run_shard` does. On one partition no task is tagged."""
+    if plan.partitions == 1:
+        return frozenset()
+    need: set[str] = set()
+    for s in reversed(plan.steps):  # consumers before their parents
+        for ex in s.inputs:
+            if ex.kind != "forward" or s.task in need:
+                need.add(ex.parent)
+    return frozenset(need)
+
+
 def _run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, p: int,
                states: Mapping[str, Any], inbox: Iterable[Parcel], opts: Mapping[str, Any], *,
                t0: int, rate: float, lo: int, hi: int, now_ms: Callable[[], float] | None,
@@ -266,29 +282,54 @@ def _run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, 
         received.setdefault(pc.task, []).append(pc)
     later = _later_edges(plan, stage)
     only = _only_shuffle(plan)
+    tagged = _tagged(plan)
+    if any(m in tagged for g in groups for m in g.members):  # a group's outputs: one form
+        tagged |= {m for g in groups if set(g.members) & tagged for m in g.members}
     route = _Router(plan)
     res = StageOut({}, {}, {}, {}, {}, groups=[list(g.members) for g in groups])
-    outputs: dict[str, list[Tagged]] = {}
+    #: task -> its outputs in the order made: ``(tag, event)`` pairs if tagged, else events
+    outputs: dict[str, list[Any]] = {}
 
-    def inputs(step: Step) -> list[tuple[Tag, Event]]:
-        """The task's inputs with their order keys, sorted (the unsplit order)."""
-        keyed: list[tuple[Tag, Event]] = []
-        for i, ex in enumerate(step.inputs):
-            if plan.step(ex.parent).stage == stage:  # made here, in this stage: forward
-                pool: Iterable[Tagged] = outputs.get(ex.parent, ())
-            elif ex.kind == "forward":
-                pool = [x for pc in received.get(ex.parent, ()) if pc.origin == p
-                        for x in pc.items]
-            elif ex.kind == "gather":
-                pool = [x for pc in received.get(ex.parent, ()) for x in pc.items]
-            elif only.get(ex.parent) == ex.key or plan.partitions == 1:
-                pool = [x for pc in received.get(ex.parent, ()) for x in pc.items]
-            else:
-                pool = [x for pc in received.get(ex.parent, ()) for x in pc.items
-                        if route.partition(ex, x[1]) == p]
-            keyed += [(order_key(ev["seq"], i, tag), ev) for tag, ev in pool]
-        keyed.sort(key=_KEY)
-        return keyed
+    def pool(ex: Exchange) -> tuple[list[Any], bool]:
+        """One input's events in their parent's order (restricted to what this partition
+        takes), and whether they are ``(tag, event)`` pairs."""
+        if plan.step(ex.parent).stage == stage:  # made here, in this stage: forward
+            return outputs.get(ex.parent, []), ex.parent in tagged
+        parcels = received.get(ex.parent, [])
+        if ex.kind == "forward":
+            parcels = [pc for pc in parcels if pc.origin == p]
+        pairs = bool(parcels) and all(pc.tagged for pc in parcels)
+        if len(parcels) > 1 and not pairs:
+            raise SparkRuntimeError(f"reads untagged events of {ex.parent} from "
+                                    f"{len(parcels)} partitions", task=ex.parent)
+        if ex.kind != "shuffle" or only.get(ex.parent) == ex.key or plan.partitions == 1:
+            got = [x for pc in parcels for x in pc.items]
+        else:
+            at = route.partition
+            got = [x for pc in parcels for x in pc.items if at(ex, x[1] if pairs else x) == p]
+        if len(parcels) > 1:  # from several partitions: merged into the unsplit order
+            got.sort(key=_KEY)
+        return got, pairs
+
+    def inputs(step: Step) -> list[Any]:
+        """The task's inputs in the unsplit order: its parents' events in parent order, stably
+        sorted by ``seq``; if it is tagged, as ``(seq, parent, tag, event)`` (its order key
+        and the event), else as events."""
+        if step.task in tagged:
+            keyed: list[tuple[int, int, Any, Event]] = []
+            for i, ex in enumerate(step.inputs):
+                got, pairs = pool(ex)
+                if got and not pairs:
+                    raise SparkRuntimeError(f"reads {ex.parent} untagged", task=step.task)
+                keyed += [(ev["seq"], i, tag, ev) for tag, ev in got]
+            keyed.sort(key=_KEY)
+            return keyed
+        merged: list[Event] = []
+        for ex in step.inputs:
+            got, pairs = pool(ex)
+            merged += [x[1] for x in got] if pairs else got
+        merged.sort(key=_SEQ)
+        return merged
 
     for t in mine:
         tid = t["id"]
@@ -299,14 +340,15 @@ def _run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, 
         if step.role == "source":
             outputs[tid] = []
             if a < b:
-                outputs[tid] = _source(plan, t, a, b, p, t0, rate, data_dir, feed)
-                res.events += len(outputs[tid])
-                res.counts[tid] = len(outputs[tid])
+                evs = _source(plan, t, a, b, p, t0, rate, data_dir, feed)
+                outputs[tid] = [(ev["seq"], ev) for ev in evs] if tid in tagged else evs
+                res.events += len(evs)
+                res.counts[tid] = len(evs)
                 res.cpu[tid] = time.process_time() - c0
         elif tid in grouped:
             if tid in first:
                 _run_group(first[tid], by_id, plan, lo, hi, inputs, opts, outputs, res, line,
-                           clock)
+                           clock, tagged)
         else:
             task = cached_task(t, opts, states.get(tid))
             outputs[tid] = []
@@ -314,11 +356,17 @@ def _run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, 
                 if task.stateful and tid in states:
                     res.states[tid] = states[tid]
                 continue
-            window = _window(inputs(step), a, b)
+            if tid in tagged:
+                window = _window(inputs(step), a, b, _KEY)
+                events: list[Event] = [x[3] for x in window]
+                outputs[tid], recs = _process_tagged(task.process, window, bool(t["record"]),
+                                                     line, clock)
+            else:
+                window = events = _window(inputs(step), a, b, _SEQ)
+                outputs[tid], recs = _process(task.process, events, t["kind"] == "sink",
+                                              bool(t["record"]), line, clock)
             if step.key is not None and plan.partitions > 1:
-                _count_keys(plan, step, window, p, res.ranges)
-            outputs[tid], recs = _process(task.process, window, t["kind"] == "sink",
-                                          bool(t["record"]), line, clock)
+                _count_keys(plan, step, events, p, res.ranges)
             if recs:
                 res.sinks[tid] = recs
             if task.stateful:
@@ -327,7 +375,7 @@ def _run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, 
             res.cpu[tid] = time.process_time() - c0
         if tid in later and outputs.get(tid):
             c1 = time.process_time()
-            _address(outputs[tid], later[tid], p, tid, route, res.outbox)
+            _address(outputs[tid], tid in tagged, later[tid], p, tid, route, res.outbox)
             res.cpu[tid] = res.cpu.get(tid, 0.0) + time.process_time() - c1
     for producer, parcels in received.items():  # what a stage past this one reads: carried
         edges = later.get(producer)
@@ -336,59 +384,79 @@ def _run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, 
                 keep = _carried(pc, edges, p, route)
                 if keep:
                     res.outbox.setdefault(p, []).append(
-                        pc if len(keep) == len(pc.items) else Parcel(pc.origin, pc.task, keep))
+                        pc if len(keep) == len(pc.items) else replace(pc, items=keep))
     return res
 
 
 def _source(plan: SplitPlan, t: Mapping[str, Any], a: int, b: int, p: int, t0: int, rate: float,
-            data_dir: str, feed: Feed | None) -> list[Tagged]:
-    """The source events of ``[a, b)`` whose message key partition ``p`` owns, tagged ``()``."""
+            data_dir: str, feed: Feed | None) -> list[Event]:
+    """The source events of ``[a, b)`` whose message key partition ``p`` owns."""
     stream = t["stream"]
     whole = plan.partitions == 1
     if feed is not None:
-        return [((), ev) for ev in feed(stream_events_name(stream), a, b)
+        return [ev for ev in feed(stream_events_name(stream), a, b)
                 if whole or plan.source_partition(stream, ev["seq"]) == p]
-    return [((), source_event(stream, t["type"], seq, t0, rate, data_dir))
+    return [source_event(stream, t["type"], seq, t0, rate, data_dir)
             for seq in range(a, b) if whole or plan.source_partition(stream, seq) == p]
 
 
-def _window(keyed: list[tuple[Tag, Event]], a: int, b: int) -> list[tuple[Tag, Event]]:
-    """The inputs with ``a <= seq < b`` of a list sorted by order key (``seq`` first)."""
-    if not keyed:
-        return keyed
-    i = bisect_left(keyed, a, key=_seq_of) if keyed[0][0][0] < a else 0
-    j = bisect_left(keyed, b, key=_seq_of) if keyed[-1][0][0] >= b else len(keyed)
-    return keyed if i == 0 and j == len(keyed) else keyed[i:j]
+def _window(items: list[Any], a: int, b: int, seq: Callable[[Any], int]) -> list[Any]:
+    """The items with ``a <= seq < b`` of a list sorted by ``seq`` (read by ``seq``)."""
+    if not items:
+        return items
+    i = bisect_left(items, a, key=seq) if seq(items[0]) < a else 0
+    j = bisect_left(items, b, key=seq) if seq(items[-1]) >= b else len(items)
+    return items if i == 0 and j == len(items) else items[i:j]
 
 
-def _process(process: Callable[[Event], list[Event]], window: list[tuple[Tag, Event]],
-             sink: bool, recorded: bool, line: Callable[[Any, float], str],
-             clock: Callable[[], float]) -> tuple[list[Tagged], list[str]]:
-    """A task's tagged outputs and record lines over its window, as :func:`run_shard` records
-    them (a sink: one line per input; a recorded task: one per output, one clock per input)."""
-    out: list[Tagged] = []
+def _process(process: Callable[[Event], list[Event]], window: list[Event], sink: bool,
+             recorded: bool, line: Callable[[Any, float], str],
+             clock: Callable[[], float]) -> tuple[list[Event], list[str]]:
+    """An untagged task's outputs and record lines over its window, as :func:`run_shard`
+    records them (a sink: one line per input; a recorded task: one per output, one clock per
+    input)."""
     recs: list[str] = []
     if sink:
-        for _, ev in window:
+        for ev in window:
             process(ev)
             recs.append(line(ev, clock()))
-        return out, recs
-    for key, ev in window:
+        return [], recs
+    if not recorded:
+        return [o for ev in window for o in process(ev)], recs
+    out: list[Event] = []
+    for ev in window:
+        got = process(ev)
+        if got:
+            out += got
+            now = clock()
+            recs.extend(line(o, now) for o in got)
+    return out, recs
+
+
+def _process_tagged(process: Callable[[Event], list[Event]],
+                    window: list[tuple[int, int, Any, Event]], recorded: bool,
+                    line: Callable[[Any, float], str], clock: Callable[[], float],
+                    ) -> tuple[list[Tagged], list[str]]:
+    """A tagged task's outputs over its window: the ``j``-th output of the input with order
+    key ``(seq, parent, tag)`` is tagged ``(seq, parent, tag, j)`` (see :func:`_tagged`)."""
+    out: list[Tagged] = []
+    recs: list[str] = []
+    for s, i, tag, ev in window:
         got = process(ev)
         if got:
             for j, o in enumerate(got):
-                out.append(((*key, j), o))
+                out.append(((s, i, tag, j), o))
             if recorded:
                 now = clock()
                 recs.extend(line(o, now) for o in got)
     return out, recs
 
 
-def _count_keys(plan: SplitPlan, step: Step, window: list[tuple[Tag, Event]], p: int,
+def _count_keys(plan: SplitPlan, step: Step, events: list[Event], p: int,
                 ranges: Counter[int]) -> None:
     """Count a keyed task's events per key range, and check each key is this partition's."""
     assert step.key is not None
-    per_key = Counter(step.key.key(ev) for _, ev in window)
+    per_key = Counter(map(step.key.key, events))
     for key, n in per_key.items():
         r = plan.ranges.range_of(key)
         if plan.ranges.owner[r] != p:
@@ -397,24 +465,25 @@ def _count_keys(plan: SplitPlan, step: Step, window: list[tuple[Tag, Event]], p:
         ranges[r] += n
 
 
-def _address(out: list[Tagged], edges: list[Exchange], p: int, tid: str, route: _Router,
-             outbox: dict[int, list[Parcel]]) -> None:
+def _address(out: list[Any], tagged: bool, edges: list[Exchange], p: int, tid: str,
+             route: _Router, outbox: dict[int, list[Parcel]]) -> None:
     """Put a task's outputs in the parcels of the partitions later consumers read them in
     (each event once per partition, whatever the number of edges that send it there)."""
     const = {p if ex.kind == "forward" else route.partition(ex, {}) for ex in edges
              if ex.kind != "shuffle"}
     shuffles = list({ex.key: ex for ex in edges if ex.kind == "shuffle"}.values())
-    per: dict[int, list[Tagged]] = {d: out for d in const}
+    per: dict[int, list[Any]] = {d: out for d in const}
     if shuffles:
         for x in out:
-            for d in {route.partition(ex, x[1]) for ex in shuffles}:
+            ev = x[1] if tagged else x
+            for d in {route.partition(ex, ev) for ex in shuffles}:
                 if d not in const:
                     per.setdefault(d, []).append(x)
     for d, items in sorted(per.items()):
-        outbox.setdefault(d, []).append(Parcel(p, tid, items))
+        outbox.setdefault(d, []).append(Parcel(p, tid, items, tagged))
 
 
-def _carried(pc: Parcel, edges: list[Exchange], p: int, route: _Router) -> list[Tagged]:
+def _carried(pc: Parcel, edges: list[Exchange], p: int, route: _Router) -> list[Any]:
     """The items of a received parcel that a later stage of this partition reads."""
     for ex in edges:
         if ex.kind == "forward" and pc.origin == p:
@@ -422,17 +491,20 @@ def _carried(pc: Parcel, edges: list[Exchange], p: int, route: _Router) -> list[
         if ex.kind == "gather" and route.partition(ex, {}) == p:
             return pc.items
     shuffles = [ex for ex in edges if ex.kind == "shuffle"]
-    return [x for x in pc.items if any(route.partition(ex, x[1]) == p for ex in shuffles)]
+    return [x for x in pc.items
+            if any(route.partition(ex, x[1] if pc.tagged else x) == p for ex in shuffles)]
 
 
 def _run_group(g: PredicateGroup, by_id: Mapping[str, Mapping[str, Any]], plan: SplitPlan,
-               lo: int, hi: int, inputs: Callable[[Step], list[tuple[Tag, Event]]],
-               opts: Mapping[str, Any], outputs: dict[str, list[Tagged]], res: StageOut,
-               line: Callable[[Any, float], str], clock: Callable[[], float]) -> None:
+               lo: int, hi: int, inputs: Callable[[Step], list[Any]],
+               opts: Mapping[str, Any], outputs: dict[str, list[Any]], res: StageOut,
+               line: Callable[[Any, float], str], clock: Callable[[], float],
+               tagged: frozenset[str]) -> None:
     """A predicate group where its first member stands, as the shard worker runs it (one
-    merge and sort, one evaluation of every member's predicate), with order tags: an event a
-    member passes is its output ``0``; for the others, a member that does not drop gets what
-    its ``process`` gives."""
+    merge and sort, one evaluation of every member's predicate). Untagged, it is the shard's
+    :func:`~reuse.runtime.engines.shared.predicates.run_group`; tagged (some member's outputs
+    cross partitions), an event a member passes is its output ``0``, and for the others, a
+    member that does not drop gets what its ``process`` gives."""
     c0 = time.process_time()
     live: list[tuple[str, Any, int, int, bool]] = []
     for tid in g.members:
@@ -445,25 +517,37 @@ def _run_group(g: PredicateGroup, by_id: Mapping[str, Mapping[str, Any]], plan: 
             live.append((tid, task, a, b, bool(t["record"])))
     if not live:
         return
-    union = _window(inputs(plan.step(g.members[0])), min(x[2] for x in live),
-                    max(x[3] for x in live))
-    predicates = compiled(g.type, [x[1] for x in live])
-    selectors = predicates.select([ev for _, ev in union])
+    step = plan.step(g.members[0])
+    tasks = [x[1] for x in live]
+    predicates = compiled(g.type, tasks)
     taken: list[int] = []
-    for (tid, task, a, b, rec), sel, drops in zip(live, selectors, predicates.drops, strict=True):
-        i = bisect_left(union, a, key=_seq_of)
-        j = bisect_left(union, b, key=_seq_of)
-        out: list[Tagged] = []
-        for (key, ev), ok in zip(union[i:j], sel[i:j], strict=True):
-            if ok:
-                out.append(((*key, 0), ev))
-            elif not drops:
-                out.extend(((*key, n), o) for n, o in enumerate(task.process(ev)))
-        outputs[tid] = out
-        if rec and out:
-            res.sinks[tid] = [line(o, clock()) for _, o in out]
-        res.counts[tid] = j - i
-        taken.append(j - i)
+    if not any(m in tagged for m in g.members):
+        got = run_group(tasks, [(x[2], x[3]) for x in live], [x[4] for x in live], inputs(step),
+                        predicates, line, clock)
+        for (tid, *_), (out, recs, n) in zip(live, got, strict=True):
+            outputs[tid] = out
+            if recs:
+                res.sinks[tid] = recs
+            res.counts[tid] = n
+            taken.append(n)
+    else:
+        union = _window(inputs(step), min(x[2] for x in live), max(x[3] for x in live), _KEY)
+        selectors = predicates.select([x[3] for x in union])
+        for (tid, task, a, b, rec), sel, drops in zip(live, selectors, predicates.drops,
+                                                      strict=True):
+            i = bisect_left(union, a, key=_KEY)
+            j = bisect_left(union, b, key=_KEY)
+            tout: list[Tagged] = []
+            for (s, k, tag, ev), ok in zip(union[i:j], sel[i:j], strict=True):
+                if ok:
+                    tout.append(((s, k, tag, 0), ev))
+                elif not drops:
+                    tout.extend(((s, k, tag, n), o) for n, o in enumerate(task.process(ev)))
+            outputs[tid] = tout
+            if rec and tout:
+                res.sinks[tid] = [line(o, clock()) for _, o in tout]
+            res.counts[tid] = j - i
+            taken.append(j - i)
     for (tid, *_), share in zip(live, split_cpu(time.process_time() - c0, taken), strict=True):
         res.cpu[tid] = share
 
@@ -477,17 +561,24 @@ _JSON = b"J"
 def encode_outbox(outbox: Mapping[int, Sequence[Parcel]]) -> list[tuple[int, bytes]]:
     """One ``(destination, bytes)`` row per partition with parcels, for ``repartition(N, dest)``.
 
+    A row is a list of parcels, each ``[origin, task, items]``, with a fourth element ``0``
+    if it is untagged (its items are events, not ``[tag, event]`` pairs).
+
     Examples
     --------
-    >>> rows = encode_outbox({1: [Parcel(0, "k", [((3, 0, 0), {"seq": 3, "v": 1.5})])]})
-    >>> rows[0][0], decode_parcels(rows[0][1])
-    (1, [Parcel(origin=0, task='k', items=[[[3, 0, 0], {'seq': 3, 'v': 1.5}]])])
+    >>> rows = encode_outbox({1: [Parcel(0, "k", [((3, 0, 3, 0), {"seq": 3, "v": 1.5})]),
+    ...                           Parcel(0, "m", [{"seq": 3}], tagged=False)]})
+    >>> rows[0][0], decode_parcels(rows[0][1])[0]
+    (1, Parcel(origin=0, task='k', items=[[[3, 0, 3, 0], {'seq': 3, 'v': 1.5}]], tagged=True))
+    >>> decode_parcels(rows[0][1])[1].items
+    [{'seq': 3}]
     """
     rows = []
     for dest, parcels in sorted(outbox.items()):
         if not parcels:
             continue
-        body = [[pc.origin, pc.task, pc.items] for pc in parcels]
+        body = [[pc.origin, pc.task, pc.items] if pc.tagged else [pc.origin, pc.task, pc.items, 0]
+                for pc in parcels]
         try:
             raw = orjson.dumps(body)
         except TypeError:  # e.g. an int beyond 64 bits: json writes it (marked: orjson would
@@ -499,19 +590,26 @@ def encode_outbox(outbox: Mapping[int, Sequence[Parcel]]) -> list[tuple[int, byt
 def decode_parcels(raw: bytes) -> list[Parcel]:
     """The parcels of one row of :func:`encode_outbox`.
 
-    Each item comes back as a ``[tag, event]`` list, its tag a list: the same order key
-    (:func:`order_key` unpacks it), and turning them back into tuples cost about 0.4 ms per
-    ``seq`` at the RIoT peak (cProfile of ``benchmarks/stage_cost.py``'s run). :func:`same_parcels` compares.
+    Each tagged item comes back as a ``[tag, event]`` list, its tag as nested lists: they
+    order as the tuples did, and turning them back into tuples cost about 0.4 ms per ``seq``
+    at the RIoT peak (cProfile of ``benchmarks/stage_cost.py``'s run). :func:`same_parcels`
+    compares.
     """
     with _no_gc():  # a row is many small dicts made at once: the collector would walk them
         body = json.loads(raw[1:]) if raw[:1] == _JSON else orjson.loads(raw)
-    return [Parcel(origin, task, items) for origin, task, items in body]
+    return [Parcel(pc[0], pc[1], pc[2], len(pc) == 3) for pc in body]
+
+
+def _tuples(tag: Any) -> Any:
+    return tuple(map(_tuples, tag)) if isinstance(tag, list | tuple) else tag
 
 
 def same_parcels(a: Sequence[Parcel], b: Sequence[Parcel]) -> bool:
-    """Whether two lists of parcels are equal, a tag as a list or a tuple alike."""
+    """Whether two lists of parcels are equal, a tag (or a part of one) as a list or a tuple
+    alike."""
     def norm(ps: Sequence[Parcel]) -> list[Any]:
-        return [(p.origin, p.task, [(tuple(t), e) for t, e in p.items]) for p in ps]
+        return [(p.origin, p.task, p.tagged,
+                 [(_tuples(t), e) for t, e in p.items] if p.tagged else p.items) for p in ps]
     return norm(a) == norm(b)
 
 
