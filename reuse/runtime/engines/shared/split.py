@@ -161,7 +161,10 @@ class KeySpec:
         obs = event.get("obs")
         if not isinstance(obs, str):
             obs = self.field or ""
-        return "|".join(obs if a == "obs" else str(event.get(a, "")) for a in self.attrs)
+        attrs = self.attrs
+        if len(attrs) == 1:  # the common key, read per event on every exchange: no join
+            return obs if attrs[0] == "obs" else str(event.get(attrs[0], ""))
+        return "|".join([obs if a == "obs" else str(event.get(a, "")) for a in attrs])
 
 
 #: The key of a message: its source and ``seq`` (how sources and stateless stages split).

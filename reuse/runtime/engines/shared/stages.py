@@ -201,6 +201,24 @@ class _Router:
             p = self.memo[key] = self.plan.ranges.partition_of(key)
         return p
 
+    def to(self, ex: Exchange) -> Callable[[Mapping[str, Any]], int]:
+        """:meth:`partition` over one exchange, as a function of the event (the checks and
+        the branches done once, not per event)."""
+        if self.plan.partitions == 1 or ex.kind != "shuffle":
+            p = self.partition(ex, {})
+            return lambda _: p
+        if ex.key is None:
+            raise SparkRuntimeError(f"edge from {ex.parent} is {ex.kind} without a key")
+        key, memo, of = ex.key.key, self.memo, self.plan.ranges.partition_of
+
+        def at(event: Mapping[str, Any]) -> int:
+            k = key(event)
+            p = memo.get(k)
+            if p is None:
+                p = memo[k] = of(k)
+            return p
+        return at
+
 
 def run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, partition: int,
               states: Mapping[str, Any], inbox: Iterable[Parcel], opts: Mapping[str, Any], *,
@@ -305,8 +323,9 @@ def _run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, 
         if ex.kind != "shuffle" or only.get(ex.parent) == ex.key or plan.partitions == 1:
             got = [x for pc in parcels for x in pc.items]
         else:
-            at = route.partition
-            got = [x for pc in parcels for x in pc.items if at(ex, x[1] if pairs else x) == p]
+            at = route.to(ex)
+            got = ([x for pc in parcels for x in pc.items if at(x[1]) == p] if pairs else
+                   [x for pc in parcels for x in pc.items if at(x) == p])
         if len(parcels) > 1:  # from several partitions: merged into the unsplit order
             got.sort(key=_KEY)
         return got, pairs
@@ -471,12 +490,22 @@ def _address(out: list[Any], tagged: bool, edges: list[Exchange], p: int, tid: s
     (each event once per partition, whatever the number of edges that send it there)."""
     const = {p if ex.kind == "forward" else route.partition(ex, {}) for ex in edges
              if ex.kind != "shuffle"}
-    shuffles = list({ex.key: ex for ex in edges if ex.kind == "shuffle"}.values())
+    shuffles = [route.to(ex)
+                for ex in {ex.key: ex for ex in edges if ex.kind == "shuffle"}.values()]
     per: dict[int, list[Any]] = {d: out for d in const}
-    if shuffles:
+    if len(shuffles) == 1:  # the usual case: one destination per event
+        at = shuffles[0]
+        lists: dict[int, list[Any]] = {d: [] for d in range(route.plan.partitions)
+                                       if d not in const}
+        for x in out:
+            d = at(x[1] if tagged else x)
+            if d in lists:
+                lists[d].append(x)
+        per.update((d, v) for d, v in lists.items() if v)
+    elif shuffles:
         for x in out:
             ev = x[1] if tagged else x
-            for d in {route.partition(ex, ev) for ex in shuffles}:
+            for d in {at(ev) for at in shuffles}:
                 if d not in const:
                     per.setdefault(d, []).append(x)
     for d, items in sorted(per.items()):
@@ -490,9 +519,8 @@ def _carried(pc: Parcel, edges: list[Exchange], p: int, route: _Router) -> list[
             return pc.items
         if ex.kind == "gather" and route.partition(ex, {}) == p:
             return pc.items
-    shuffles = [ex for ex in edges if ex.kind == "shuffle"]
-    return [x for x in pc.items
-            if any(route.partition(ex, x[1] if pc.tagged else x) == p for ex in shuffles)]
+    shuffles = [route.to(ex) for ex in edges if ex.kind == "shuffle"]
+    return [x for x in pc.items if any(at(x[1] if pc.tagged else x) == p for at in shuffles)]
 
 
 def _run_group(g: PredicateGroup, by_id: Mapping[str, Mapping[str, Any]], plan: SplitPlan,
