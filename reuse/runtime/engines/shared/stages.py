@@ -114,7 +114,7 @@ _SEQ = itemgetter("seq")
 class Parcel:
     """The outputs of task ``task`` made in partition ``origin`` bound for one partition, in
     the order they were made: ``(tag, event)`` pairs, or the events alone if ``tagged`` is
-    false (no consumer merges them with another partition's: :func:`_tagged`)."""
+    false (no consumer needs them: :func:`_tags`)."""
 
     origin: int
     task: str
@@ -292,20 +292,41 @@ def run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, p
     return out
 
 
-def _tagged(plan: SplitPlan) -> frozenset[str]:
-    """The tasks whose outputs carry order tags: those a task reads over a shuffle or a gather
-    (there, on more than one partition, the events of several partitions meet and are merged
-    by tag), and those a tagged task reads (its tags extend its inputs'). Other events need
-    none: a task whose inputs each come from one partition takes them in the order they were
-    made, as :func:`run_shard` does. On one partition no task is tagged."""
-    if plan.partitions == 1:
-        return frozenset()
+def _seq_local(plan: SplitPlan) -> frozenset[str]:
+    """The tasks that make all their outputs of one ``seq`` in one partition: sources (a
+    ``seq`` of a stream is one event, made where its message key is), gathered tasks (one
+    partition) and stateless tasks with one such parent (they run where their input is, and
+    keep its ``seq``, as :func:`reuse.tasks.base.derive` does). A keyed task is not: one
+    ``seq``'s observations are split by key. On one partition, every task is."""
+    local: set[str] = set()
+    for s in plan.steps:
+        if (plan.partitions == 1 or s.role in ("source", "gathered")
+                or (s.role == "stateless" and len(s.inputs) == 1
+                    and s.inputs[0].parent in local)):
+            local.add(s.task)
+    return frozenset(local)
+
+
+def _tags(plan: SplitPlan) -> tuple[frozenset[str], frozenset[str]]:
+    """Which tasks' outputs carry order tags: ``full`` (``(seq, parent, tag, j)``) and
+    ``index`` (the output's place in the task's outputs of its partition).
+
+    A consumer takes its inputs in parent order, stably sorted by ``seq``, so a parent's
+    events need no tag where those of one ``seq`` were made in one partition (all of
+    :func:`_seq_local`'s, and those not exchanged). A task whose outputs of one ``seq`` meet
+    another partition's (read over a shuffle or a gather) is tagged in full, to be merged by
+    tag; so is a task a fully tagged task reads, since its tags extend its inputs' (the
+    recursion stops at a seq-local task, whose place in its partition's outputs orders its
+    outputs of one ``seq``: an ``index``). On one partition no task is tagged.
+    """
+    local = _seq_local(plan)
     need: set[str] = set()
     for s in reversed(plan.steps):  # consumers before their parents
+        full = s.task in need and s.task not in local
         for ex in s.inputs:
-            if ex.kind != "forward" or s.task in need:
+            if full or (ex.kind != "forward" and ex.parent not in local):
                 need.add(ex.parent)
-    return frozenset(need)
+    return frozenset(need - local), frozenset(need & local)
 
 
 def _run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, p: int,
@@ -328,24 +349,27 @@ def _run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, 
         received.setdefault(pc.task, []).append(pc)
     later = _later_edges(plan, stage)
     only = _only_shuffle(plan)
-    tagged = _tagged(plan)
-    if any(m in tagged for g in groups for m in g.members):  # a group's outputs: one form
-        tagged |= {m for g in groups if set(g.members) & tagged for m in g.members}
+    full, index = _tags(plan)
+    local = _seq_local(plan)
+    if any(m in full for g in groups for m in g.members):  # a group's outputs: one form
+        full |= {m for g in groups if set(g.members) & full for m in g.members}
     route = _Router(plan)
     res = StageOut({}, {}, {}, {}, {}, groups=[list(g.members) for g in groups])
-    #: task -> its outputs in the order made: ``(tag, event)`` pairs if tagged, else events
+    #: task -> its outputs in the order made: ``(tag, event)`` pairs if tagged in full, else
+    #: events (an index tag is the event's place in the list)
     outputs: dict[str, list[Any]] = {}
 
     def pool(ex: Exchange) -> tuple[list[Any], bool]:
         """One input's events in their parent's order (restricted to what this partition
         takes), and whether they are ``(tag, event)`` pairs."""
         if plan.step(ex.parent).stage == stage:  # made here, in this stage: forward
-            return outputs.get(ex.parent, []), ex.parent in tagged
+            return outputs.get(ex.parent, []), ex.parent in full
         parcels = received.get(ex.parent, [])
         if ex.kind == "forward":
             parcels = [pc for pc in parcels if pc.origin == p]
         pairs = bool(parcels) and all(pc.tagged for pc in parcels)
-        if len(parcels) > 1 and not pairs:
+        merge = len(parcels) > 1 and ex.parent not in local
+        if merge and not pairs:
             raise SparkRuntimeError(f"reads untagged events of {ex.parent} from "
                                     f"{len(parcels)} partitions", task=ex.parent)
         if ex.kind != "shuffle" or only.get(ex.parent) == ex.key or plan.partitions == 1:
@@ -354,20 +378,22 @@ def _run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, 
             at = route.to(ex)
             got = ([x for pc in parcels for x in pc.items if at(x[1]) == p] if pairs else
                    [x for pc in parcels for x in pc.items if at(x) == p])
-        if len(parcels) > 1:  # from several partitions: merged into the unsplit order
+        if merge:  # one seq's events from several partitions: merged into the unsplit order
             got.sort(key=_KEY)
         return got, pairs
 
     def inputs(step: Step) -> list[Any]:
         """The task's inputs in the unsplit order: its parents' events in parent order, stably
-        sorted by ``seq``; if it is tagged, as ``(seq, parent, tag, event)`` (its order key
-        and the event), else as events."""
-        if step.task in tagged:
+        sorted by ``seq``; if it is tagged in full, as ``(seq, parent, tag, event)`` (its
+        order key and the event), else as events."""
+        if step.task in full:
             keyed: list[tuple[int, int, Any, Event]] = []
             for i, ex in enumerate(step.inputs):
                 got, pairs = pool(ex)
-                if got and not pairs:
-                    raise SparkRuntimeError(f"reads {ex.parent} untagged", task=step.task)
+                if not pairs and got:
+                    if ex.parent not in index or plan.step(ex.parent).stage != stage:
+                        raise SparkRuntimeError(f"reads {ex.parent} untagged", task=step.task)
+                    got = list(enumerate(got))
                 keyed += [(ev["seq"], i, tag, ev) for tag, ev in got]
             keyed.sort(key=_KEY)
             return keyed
@@ -388,14 +414,14 @@ def _run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, 
             outputs[tid] = []
             if a < b:
                 evs = _source(plan, t, a, b, p, t0, rate, data_dir, feed)
-                outputs[tid] = [(ev["seq"], ev) for ev in evs] if tid in tagged else evs
+                outputs[tid] = evs
                 res.events += len(evs)
                 res.counts[tid] = len(evs)
                 res.cpu[tid] = time.process_time() - c0
         elif tid in grouped:
             if tid in first:
                 _run_group(first[tid], by_id, plan, lo, hi, inputs, opts, outputs, res, line,
-                           clock, tagged)
+                           clock, full)
         else:
             task = cached_task(t, opts, states.get(tid))
             outputs[tid] = []
@@ -403,7 +429,7 @@ def _run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, 
                 if task.stateful and tid in states:
                     res.states[tid] = states[tid]
                 continue
-            if tid in tagged:
+            if tid in full:
                 window = _window(inputs(step), a, b, _KEY)
                 events: list[Event] = [x[3] for x in window]
                 outputs[tid], recs = _process_tagged(task.process, window, bool(t["record"]),
@@ -422,7 +448,10 @@ def _run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, 
             res.cpu[tid] = time.process_time() - c0
         if tid in later and outputs.get(tid):
             c1 = time.process_time()
-            _address(outputs[tid], tid in tagged, later[tid], p, tid, route, res.outbox)
+            out = outputs[tid]
+            form = "full" if tid in full else "index" if tid in index else ""
+            _address(list(enumerate(out)) if form == "index" else out, bool(form), later[tid],
+                     p, tid, route, res.outbox)
             res.cpu[tid] = res.cpu.get(tid, 0.0) + time.process_time() - c1
     for producer, parcels in received.items():  # what a stage past this one reads: carried
         edges = later.get(producer)
@@ -485,7 +514,7 @@ def _process_tagged(process: Callable[[Event], list[Event]],
                     line: Callable[[Any, float], str], clock: Callable[[], float],
                     ) -> tuple[list[Tagged], list[str]]:
     """A tagged task's outputs over its window: the ``j``-th output of the input with order
-    key ``(seq, parent, tag)`` is tagged ``(seq, parent, tag, j)`` (see :func:`_tagged`)."""
+    key ``(seq, parent, tag)`` is tagged ``(seq, parent, tag, j)`` (see :func:`_tags`)."""
     out: list[Tagged] = []
     recs: list[str] = []
     for s, i, tag, ev in window:
@@ -555,7 +584,7 @@ def _run_group(g: PredicateGroup, by_id: Mapping[str, Mapping[str, Any]], plan: 
                lo: int, hi: int, inputs: Callable[[Step], list[Any]],
                opts: Mapping[str, Any], outputs: dict[str, list[Any]], res: StageOut,
                line: Callable[[Any, float], str], clock: Callable[[], float],
-               tagged: frozenset[str]) -> None:
+               full: frozenset[str]) -> None:
     """A predicate group where its first member stands, as the shard worker runs it (one
     merge and sort, one evaluation of every member's predicate). Untagged, it is the shard's
     :func:`~reuse.runtime.engines.shared.predicates.run_group`; tagged (some member's outputs
@@ -577,7 +606,7 @@ def _run_group(g: PredicateGroup, by_id: Mapping[str, Mapping[str, Any]], plan: 
     tasks = [x[1] for x in live]
     predicates = compiled(g.type, tasks)
     taken: list[int] = []
-    if not any(m in tagged for m in g.members):
+    if not any(m in full for m in g.members):
         got = run_group(tasks, [(x[2], x[3]) for x in live], [x[4] for x in live], inputs(step),
                         predicates, line, clock)
         for (tid, *_), (out, recs, n) in zip(live, got, strict=True):
