@@ -24,14 +24,17 @@ A task runs in the stage ``plan.step(t).stage`` says, in every partition (source
 keyed) or in its group's partition only (gathered). Within a stage, a task reads its parents'
 outputs of the same stage in memory (such edges are forward). An output a later stage reads
 leaves in a :class:`Parcel` (the outputs of one task made in one partition, bound for one
-partition, each with its order tag), addressed by the consumer's exchange: a forward edge to
+partition, with their order tags if a receiver needs them), addressed by the consumer's exchange: a forward edge to
 the same partition, a shuffle to the partition owning the consumer's key, a gather to the
 group's partition; an event bound for one partition by several edges goes once. A parcel a
 stage past the next one reads is carried: the stage in between puts it back in its outbox,
 addressed to its own partition. The receiving task takes, per input, the parcels of that
 parent that are its own (forward: made in this partition; shuffle: whose key it owns; gather:
-all) and sorts them by :func:`order_key`, which is the unsplit order (the proof is in
-:mod:`~reuse.runtime.engines.shared.split`'s doc). Source events are generated in the
+all) and takes them in the unsplit order (the proof is in
+:mod:`~reuse.runtime.engines.shared.split`'s doc): its parents' events in parent order,
+stably sorted by ``seq``, as :func:`run_shard` does, each parent's merged by tag first where
+its events of one ``seq`` come from several partitions (:func:`_tags` says where: only there,
+and above a task tagged in full, are tags made). Source events are generated in the
 partition that owns their message key (or filtered from ``feed``, the broker's events).
 
 What state lives where
@@ -58,11 +61,13 @@ engine, whatever ``N`` or table each batch used. A restart from the merged state
 What is reused from the shard worker
 ------------------------------------
 :func:`~reuse.runtime.common.execution.cached_task` (stateless tasks built once per process),
-``record_line`` (or the full line with ``record == "full"``), windows by ``seq`` (here on the
-order keys, whose first element is ``seq``), the paused collector, and the predicate groups
-(:mod:`reuse.runtime.engines.shared.predicates`: the decision, the compiled predicates and the
-CPU split). A group's pass is run here with order tags beside the events: ``run_group``
-returns outputs without saying which input made each, and the tags need it.
+``record_line`` (or the full line with ``record == "full"``), windows by ``seq`` (on the
+order keys of a tagged task, whose first element is ``seq``), and the predicate groups
+(:mod:`reuse.runtime.engines.shared.predicates`: the decision, the compiled predicates, the
+CPU split, and ``run_group`` for an untagged group). A tagged group's pass is run here with
+order tags beside the events: ``run_group`` returns outputs without saying which input made
+each, and the tags need it. The collector is paused as in the shard worker, but what a stage
+keeps is then moved to the oldest generation unexamined (:func:`_no_gc`).
 
 Encoding: orjson, as the engine's records. It writes NaN and infinities as ``null`` (as
 :func:`~reuse.runtime.common.execution.digest` does); ``check=True`` verifies every parcel
