@@ -24,18 +24,18 @@ A task runs in the stage ``plan.step(t).stage`` says, in every partition (source
 keyed) or in its group's partition only (gathered). Within a stage, a task reads its parents'
 outputs of the same stage in memory (such edges are forward). An output a later stage reads
 leaves in a :class:`Parcel` (the outputs of one task made in one partition, bound for one
-partition, with their order tags if a receiver needs them), addressed by the consumer's exchange: a forward edge to
-the same partition, a shuffle to the partition owning the consumer's key, a gather to the
-group's partition; an event bound for one partition by several edges goes once. A parcel a
-stage past the next one reads is carried: the stage in between puts it back in its outbox,
-addressed to its own partition. The receiving task takes, per input, the parcels of that
-parent that are its own (forward: made in this partition; shuffle: whose key it owns; gather:
-all) and takes them in the unsplit order (the proof is in
-:mod:`~reuse.runtime.engines.shared.split`'s doc): its parents' events in parent order,
-stably sorted by ``seq``, as :func:`run_shard` does, each parent's merged by tag first where
-its events of one ``seq`` come from several partitions (:func:`_tags` says where: only there,
-and above a task tagged in full, are tags made). Source events are generated in the
-partition that owns their message key (or filtered from ``feed``, the broker's events).
+partition, with their order tags if a receiver needs them), addressed by the consumer's
+exchange: a forward edge to the same partition, a shuffle to the partition owning the
+consumer's key, a gather to the group's partition; an event bound for one partition by several
+edges goes once. A parcel a stage past the next one reads is carried: the stage in between puts
+it back in its outbox, addressed to its own partition. The receiving task takes, per input, the
+parcels of that parent that are its own (forward: made in this partition; shuffle: whose key it
+owns; gather: all) and takes them in the unsplit order (the proof is in
+:mod:`~reuse.runtime.engines.shared.split`'s doc): its parents' events in parent order, stably
+sorted by ``seq``, as :func:`run_shard` does, each parent's merged by tag first where its
+events of one ``seq`` come from several partitions (:func:`_tags` says where: only there, and
+above a task tagged in full, are tags made). Source events are generated in the partition that
+owns their message key (or filtered from ``feed``, the broker's events).
 
 What state lives where
 ----------------------
@@ -105,10 +105,9 @@ from reuse.runtime.engines.shared.split import Exchange, SplitPlan, Step
 __all__ = ["Parcel", "StageOut", "SplitBatch", "stage_count", "run_stage", "encode_outbox",
            "decode_parcels", "same_parcels", "run_split"]
 
-Tag = Sequence[int]
 Event = dict[str, Any]
-#: an event with its order tag (a source event's tag is ``()``): a pair, or a ``[tag, event]``
-#: list as decoded
+#: an event with its order tag (``(seq, parent, tag, j)``, nested, or an ``int`` index: see
+#: :func:`_tags`): a pair, or a ``[tag, event]`` list as decoded
 Tagged = Sequence[Any]
 Feed = Callable[[str, int, int], list[Event]]
 _KEY = itemgetter(0)
@@ -160,7 +159,7 @@ def _no_gc() -> Iterator[None]:
     kept, only to find them all alive: about 0.1 ms per ``seq`` on 2 partitions at the RIoT
     peak (``benchmarks/stage_cost.py``). Moved to the oldest generation, they are looked at
     by the next full collection only, which also frees any cycle among them (events are trees:
-    a cycle is rare). If the process froze objects itself, ``unfreeze`` would free them too:
+    a cycle is rare). If the process froze objects itself, ``unfreeze`` would thaw them too:
     then the young pass runs as usual.
     """
     was = gc.isenabled()

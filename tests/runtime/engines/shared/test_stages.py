@@ -429,7 +429,7 @@ def test_tags_only_where_one_seqs_events_meet_from_several_partitions() -> None:
     stage0 = run_stage(dag, plan, 0, 0, {}, [], OPTS, t0=0, rate=10.0, lo=0, hi=20)
     sent = {pc.task: pc for pcs in stage0.outbox.values() for pc in pcs}
     assert sent["p"].tagged and all(isinstance(tag, int) for tag, _ in sent["p"].items)
-    stage1 = run_stage(dag, plan, 1, 0, {}, decode_parcels(dict(encode_outbox(stage0.outbox))[0]),
-                       OPTS, t0=0, rate=10.0, lo=0, hi=20)
+    inbox = decode_parcels(dict(encode_outbox(stage0.outbox))[0])
+    stage1 = run_stage(dag, plan, 1, 0, {}, inbox, OPTS, t0=0, rate=10.0, lo=0, hi=20)
     kal = [pc for pcs in stage1.outbox.values() for pc in pcs if pc.task == "k"]
     assert kal and all(pc.tagged and len(tag) == 4 for pc in kal for tag, _ in pc.items)
