@@ -22,6 +22,12 @@ cores), the balance (largest over mean partition CPU), the bytes through the exc
 shuffle files; only those would cross the network). Spark's own costs (Arrow frames, the
 shuffle write and read, task launch per stage) are not in these figures.
 
+With ``--breakdown``, after the table, one more run of ``--batches`` batches per partition
+count splits each partition's critical-path CPU into decoding its inbox, its stages and
+encoding its outbox (timers around the module's functions), and prints the stage imbalance:
+the critical path less the sum over stages of the mean partition's CPU (a stage waits for
+its slowest partition, whatever the totals' balance).
+
 Run: ``nice .venv/bin/python benchmarks/stage_cost.py [--keying field] [--repeat 5]``.
 """
 
@@ -38,6 +44,7 @@ from typing import Any
 from reuse.core.dataflow import parse_dataflow
 from reuse.core.paths import riotbench_dir
 from reuse.runtime.common.planners import make_planner
+from reuse.runtime.engines.shared import stages
 from reuse.runtime.engines.shared.deploy import Deployment
 from reuse.runtime.engines.shared.split import SplitPlan, plan_split
 from reuse.runtime.engines.shared.stages import run_split, stage_count
@@ -88,6 +95,56 @@ class StagedRun:
                 "crossed": crossed / seqs}
 
 
+def breakdown(run: StagedRun, batches: int) -> dict[str, float]:
+    """ms per ``seq`` of one more run of ``run``: per stage, each partition's decoding, stage
+    and encoding CPU (timers around :mod:`stages`' functions, which ``run_split`` calls by
+    their module names), summed over stages as the critical path and as the mean."""
+    spent: dict[tuple[int, str], float] = {}
+    where = {"p": 0}
+    saved = stages.decode_parcels, stages.run_stage, stages.encode_outbox
+
+    def timed(name: str, f: Any) -> Any:
+        def g(*a: Any, **k: Any) -> Any:
+            c0 = time.process_time()
+            try:
+                return f(*a, **k)
+            finally:
+                key = (where["p"], name)
+                spent[key] = spent.get(key, 0.0) + time.process_time() - c0
+        return g
+
+    def stage(tasks: Any, plan: Any, s: int, p: int, *a: Any, **k: Any) -> Any:
+        where["p"] = p  # decoding and encoding are summed over partitions, not split
+        return timed(f"stage {s}", saved[1])(tasks, plan, s, p, *a, **k)
+
+    log: list[dict[tuple[int, str], float]] = []
+    stages.decode_parcels = timed("decode", saved[0])
+    stages.run_stage = stage
+    stages.encode_outbox = timed("encode", saved[2])
+    try:
+        for _ in range(batches):
+            spent.clear()
+            run.run(1)
+            log.append(dict(spent))
+    finally:
+        stages.decode_parcels, stages.run_stage, stages.encode_outbox = saved
+    seqs = batches * run.batch
+    out: dict[str, float] = {}
+    for name in ("decode", "encode"):
+        out[name] = 1000 * sum(v for b in log for (_, n), v in b.items() if n == name) / seqs
+    crit = mean = work = 0.0
+    for b in log:
+        names = sorted({n for _, n in b if n.startswith("stage")})
+        for n in names:
+            per = [b.get((p, n), 0.0) for p in range(run.partitions)]
+            crit += max(per)
+            mean += sum(per) / len(per)
+            work += sum(per)
+    out["stages"] = 1000 * work / seqs
+    out["stage imbalance"] = 1000 * (crit - mean) / seqs
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mode", choices=("reuse", "default"), default="reuse")
@@ -98,6 +155,8 @@ def main() -> None:
     ap.add_argument("--rate", type=float, default=300.0)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--breakdown", action="store_true",
+                    help="after the table, split the staged runs' CPU (see the module doc)")
     args = ap.parse_args()
 
     shares = args.mode == "reuse"
@@ -157,6 +216,13 @@ def main() -> None:
             line += (f" {crit!s:24} {bal!s:22} {got[m][-1]['bytes']:.0f} "
                      f"({got[m][-1]['crossed']:.0f})")
         print(line)
+    if args.breakdown:
+        for n, run in staged.items():
+            gc.collect()
+            b = breakdown(run, args.batches)
+            res[f"breakdown-{n}"] = b
+            print(f"staged-{n} ms/seq, all partitions: " + ", ".join(
+                f"{k} {v:.3f}" for k, v in b.items()))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(res, fh, indent=1)

@@ -55,10 +55,15 @@ keyed by ``obs``, needs one shuffle. A task's *stage* counts the exchanges above
 Why it is exact
 ---------------
 - Order. In the shard worker a task takes its parents' outputs in parent order, stably sorted
-  by ``seq``. Each event carries an order tag: a task's input at position ``key =
-  (seq, parent, *tag)`` emits its ``j``-th output with tag ``(*key, j)`` (a source event has
-  tag ``()``). Sorting any subset of a task's inputs by key gives the unsplit order restricted
-  to it (keys at one input are distinct and none is a prefix of another).
+  by ``seq``. An event can carry an order tag: a task's input at position ``key =
+  (seq, parent, tag)`` emits its ``j``-th output with tag ``(*key, j)``, nested (a task whose
+  outputs of one ``seq`` are all made in one partition may tag them with their place in its
+  outputs there instead). Sorting any subset of a task's inputs by key gives the unsplit
+  order restricted to it: keys at one input are distinct, and two tags of one parent at one
+  ``seq`` and parent index compare as their inputs' keys, then ``j``. The staged executor
+  tags only where a parent's events of one ``seq`` meet from several partitions
+  (:func:`reuse.runtime.engines.shared.stages._tags`); elsewhere the sort by ``seq`` alone is
+  the unsplit order.
 - A keyed task's outputs for an event depend on the event and its key's state only, and that
   state on the key's earlier events only; all of a key's events reach one partition, in order.
   Stateless tasks depend on the event only; gathered tasks see every event, in order.
@@ -160,7 +165,10 @@ class KeySpec:
         obs = event.get("obs")
         if not isinstance(obs, str):
             obs = self.field or ""
-        return "|".join(obs if a == "obs" else str(event.get(a, "")) for a in self.attrs)
+        attrs = self.attrs
+        if len(attrs) == 1:  # the common key, read per event on every exchange: no join
+            return obs if attrs[0] == "obs" else str(event.get(attrs[0], ""))
+        return "|".join([obs if a == "obs" else str(event.get(a, "")) for a in attrs])
 
 
 #: The key of a message: its source and ``seq`` (how sources and stateless stages split).
@@ -549,18 +557,19 @@ def _carried(type_name: str, layouts: list[Layout], shapes: frozenset[str]) -> L
     return MIXED
 
 
-def order_key(seq: int, parent: int, tag: Sequence[int]) -> tuple[int, ...]:
+def order_key(seq: int, parent: int, tag: Any) -> tuple[Any, ...]:
     """An event's place in its consumer's input: its ``seq``, its parent's index, its tag.
 
-    The consumer's ``j``-th output of that input has tag ``(*order_key(...), j)``; a source
-    event's tag is ``()``. Sorting by it is the shard worker's order (see the module doc).
+    The consumer's ``j``-th output of that input has tag ``(*order_key(...), j)``, the input's
+    tag nested, so a tag is built in constant time whatever its depth. Sorting by it is the
+    shard worker's order (see the module doc).
 
     Examples
     --------
-    >>> sorted([order_key(4, 0, (4, 0, 1)), order_key(3, 1, ()), order_key(4, 0, (4, 0, 0))])
-    [(3, 1), (4, 0, 4, 0, 0), (4, 0, 4, 0, 1)]
+    >>> sorted([order_key(4, 0, (4, 0, 7, 1)), order_key(3, 1, 2), order_key(4, 0, (4, 0, 7, 0))])
+    [(3, 1, 2), (4, 0, (4, 0, 7, 0)), (4, 0, (4, 0, 7, 1))]
     """
-    return (seq, parent, *tag)
+    return (seq, parent, tag)
 
 
 # --- rebalancing and re-splitting ---------------------------------------------------------------

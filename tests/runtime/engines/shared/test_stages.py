@@ -411,3 +411,25 @@ def test_the_model_driver_counts_the_exchange() -> None:
              "kind": "sink", "start": 0, "end": None, "record": False}]
     one = run_split(plan_split(opmw, 2), opmw, 0, 9, [{}, {}], {**OPTS, "data_dir": ""})
     assert one.exchanged == 0 and len(one.sinks["o"]) == 9
+
+
+@needs_data
+def test_tags_only_where_one_seqs_events_meet_from_several_partitions() -> None:
+    """On the edges DAG: the Kalman filter's outputs are gathered (one ``seq``'s observations
+    were split by key), so they carry full tags, and the parse they extend carries its
+    partition's index (one ``seq``'s events are made in one partition); the source, the
+    filter, the Join, the annotation and the sink carry none. On one partition: no tags."""
+    from reuse.runtime.engines.shared.stages import _seq_local, _tags
+
+    dag = _edges_dag()
+    plan = plan_split(dag, 2)
+    assert _seq_local(plan) == {"s", "p", "j"}
+    assert _tags(plan) == ({"k"}, {"p"})
+    assert _tags(plan_split(dag, 1)) == (frozenset(), frozenset())
+    stage0 = run_stage(dag, plan, 0, 0, {}, [], OPTS, t0=0, rate=10.0, lo=0, hi=20)
+    sent = {pc.task: pc for pcs in stage0.outbox.values() for pc in pcs}
+    assert sent["p"].tagged and all(isinstance(tag, int) for tag, _ in sent["p"].items)
+    inbox = decode_parcels(dict(encode_outbox(stage0.outbox))[0])
+    stage1 = run_stage(dag, plan, 1, 0, {}, inbox, OPTS, t0=0, rate=10.0, lo=0, hi=20)
+    kal = [pc for pcs in stage1.outbox.values() for pc in pcs if pc.task == "k"]
+    assert kal and all(pc.tagged and len(tag) == 4 for pc in kal for tag, _ in pc.items)
