@@ -66,7 +66,7 @@ def required_parts(environ: dict[str, str] | None = None) -> set[str]:
     >>> required_parts({"REUSE_REQUIRE": "redis,gpu"})
     Traceback (most recent call last):
     ...
-    ValueError: $REUSE_REQUIRE names 'gpu': the parts are redis, browser, data, mqtt
+    ValueError: $REUSE_REQUIRE names 'gpu': the parts are redis, browser, data, mqtt, namespaces
     """
     env = os.environ if environ is None else environ
     names = {n.strip() for n in env.get(REQUIRE_ENV, "").split(",") if n.strip()}
@@ -243,6 +243,24 @@ def deployed_at_zero(flows: Iterable[Any], shards: int, opts: Mapping[str, Any],
     ledger = {"t0": 0, "rate": 10.0, "data_dir": opts["data_dir"], "opts": dict(opts),
               "tasks": tasks, "dags": dags}
     return dep, ledger
+
+
+def refused_run(tmp_path: Path, capsys: Any, extra: Sequence[str]) -> tuple[int, str]:
+    """``reuse run`` of the Figure 1 dataflows with ``extra`` options: its exit code and
+    stderr, after checking that it wrote nothing (no CSV, no run directory) — the CLI tests of
+    options refused before any JVM starts."""
+    import json as _json
+
+    from reuse.cli import main
+
+    trace = tmp_path / "t.json"
+    trace.write_text(_json.dumps({"ops": [{"op": "submit", "dag": "A"}]}))
+    out = tmp_path / "out.csv"
+    code = main(["run", "--dags", "tests/fixtures/figure1", "--trace", str(trace),
+                 "--out", str(out), "--root", str(tmp_path / "run"), *extra])
+    err = capsys.readouterr().err.strip()
+    assert not out.exists() and not (tmp_path / "run").exists()
+    return code, err
 
 
 def journal_kinds(root: str | Path) -> list[str]:

@@ -76,13 +76,11 @@ round-trips equal, which the tests turn on.
 
 from __future__ import annotations
 
-import gc
 import json
 import time
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from operator import itemgetter
 from typing import Any
@@ -99,7 +97,7 @@ from reuse.runtime.engines.shared.predicates import (
     run_group,
     split_cpu,
 )
-from reuse.runtime.engines.shared.shard import _full_line
+from reuse.runtime.engines.shared.shard import _full_line, _no_gc
 from reuse.runtime.engines.shared.split import Exchange, SplitPlan, Step
 
 __all__ = ["Parcel", "StageOut", "SplitBatch", "stage_count", "run_stage", "encode_outbox",
@@ -146,32 +144,6 @@ class StageOut:
     events: int = 0
     #: predicate groups run in one pass, as lists of their members' ids
     groups: list[list[str]] = field(default_factory=list)
-
-
-@contextmanager
-def _no_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector for the block; after it, move what is tracked to the
-    oldest generation without a pass (``gc.freeze`` then ``gc.unfreeze``: two list splices).
-
-    A stage keeps what it makes (its outbox; a decoded row is all kept), so the young
-    generation's pass that resuming the collector starts at once (as
-    :func:`~reuse.runtime.engines.shared.shard.run_shard`'s pause does) would walk every event
-    kept, only to find them all alive: about 0.1 ms per ``seq`` on 2 partitions at the RIoT
-    peak (``benchmarks/stage_cost.py``). Moved to the oldest generation, they are looked at
-    by the next full collection only, which also frees any cycle among them (events are trees:
-    a cycle is rare). If the process froze objects itself, ``unfreeze`` would thaw them too:
-    then the young pass runs as usual.
-    """
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            if gc.get_freeze_count() == 0:
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
 
 
 def stage_count(plan: SplitPlan) -> int:
@@ -284,7 +256,7 @@ def run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, p
     if not 0 <= stage < stage_count(plan) or not 0 <= partition < plan.partitions:
         raise SparkRuntimeError(f"no stage {stage} of partition {partition} in a plan of "
                                 f"{stage_count(plan)} stages over {plan.partitions} partitions")
-    with _no_gc():
+    with _no_gc(to_oldest=True):
         out = _run_stage(tasks, plan, stage, partition, states, inbox, opts, t0=t0, rate=rate,
                          lo=lo, hi=hi, now_ms=now_ms, feed=feed)
     if check:
@@ -684,7 +656,7 @@ def decode_parcels(raw: bytes) -> list[Parcel]:
     at the RIoT peak (cProfile of ``benchmarks/stage_cost.py``'s run). :func:`same_parcels`
     compares.
     """
-    with _no_gc():  # a row is many small dicts made at once: the collector would walk them
+    with _no_gc(to_oldest=True):  # a row is many small dicts made at once
         body = json.loads(raw[1:]) if raw[:1] == _JSON else orjson.loads(raw)
     return [Parcel(pc[0], pc[1], pc[2], len(pc) == 3) for pc in body]
 

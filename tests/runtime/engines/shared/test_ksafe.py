@@ -20,7 +20,7 @@ from reuse.runtime.accounting import copies, reference_records
 from reuse.runtime.common.planners import DefaultPlanner, ReusePlanner
 from reuse.runtime.engines.shared.deploy import REPLICA_MARK, Deployment, End, Move, Replicate
 from reuse.runtime.engines.shared.shard import run_shard, seed_replicas
-from reuse.testing import ledger_task, riot_flows
+from reuse.testing import ledger_task, refused_run, riot_flows
 
 
 def chain(dag: str, *types: str, src: str = "S") -> Any:
@@ -218,16 +218,8 @@ def test_reuse_run_rejects_k_safety_it_cannot_place_before_spark_starts(
         tmp_path: Any, capsys: Any, extra: list[str], message: str) -> None:
     import re
 
-    from reuse.cli import main
-
-    trace = tmp_path / "t.json"
-    trace.write_text(json.dumps({"ops": [{"op": "submit", "dag": "A"}]}))
-    out = tmp_path / "out.csv"
-    code = main(["run", "--dags", "tests/fixtures/figure1", "--trace", str(trace),
-                 "--out", str(out), "--root", str(tmp_path / "run"), *extra])
-    err = capsys.readouterr().err.strip()
+    code, err = refused_run(tmp_path, capsys, extra)
     assert code == 1 and len(err.splitlines()) == 1 and re.search(message, err), err
-    assert not out.exists() and not (tmp_path / "run").exists()
 
 
 def test_the_engine_replicates_what_the_blast_radius_model_counts() -> None:

@@ -18,7 +18,7 @@ from reuse.runtime.engines.shared.split_batch import (
     rebalanced,
 )
 from reuse.runtime.engines.shared.stages import run_split
-from reuse.testing import deployed_at_zero, missing, riot_flows
+from reuse.testing import deployed_at_zero, missing, refused_run, riot_flows
 
 DATA = riotbench_dir(None)
 pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason=missing("data", "no data/riotbench"))
@@ -73,13 +73,5 @@ def test_measured_loads_drive_the_rebalance() -> None:
 ])
 def test_reuse_run_refuses_a_split_it_cannot_run_before_spark_starts(
         tmp_path: Path, capsys: Any, extra: list[str], message: str) -> None:
-    from reuse.cli import main
-
-    trace = tmp_path / "t.json"
-    trace.write_text(json.dumps({"ops": [{"op": "submit", "dag": "A"}]}))
-    out = tmp_path / "out.csv"
-    code = main(["run", "--dags", "tests/fixtures/figure1", "--trace", str(trace),
-                 "--out", str(out), "--root", str(tmp_path / "run"), *extra])
-    err = capsys.readouterr().err.strip()
+    code, err = refused_run(tmp_path, capsys, extra)
     assert code == 1 and len(err.splitlines()) == 1 and message in err, err
-    assert not out.exists() and not (tmp_path / "run").exists()
