@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -85,8 +86,7 @@ def main() -> None:
             print(f"run {rep}: {2 * args.mb} MB moved: dataframe {a:.3f} s, rdd {b:.3f} s",
                   flush=True)
         for k, v in times.items():
-            v.sort()
-            print(f"{k}: median {v[len(v) // 2]:.3f} s [{v[0]:.3f}, {v[-1]:.3f}] for "
+            print(f"{k}: median {statistics.median(v):.3f} s [{min(v):.3f}, {max(v):.3f}] for "
                   f"{2 * args.mb} MB", flush=True)
     finally:
         stop_session(spark)

@@ -114,7 +114,12 @@ def cell(mode: str, rate: float, args: argparse.Namespace) -> dict[str, Any]:
     by_id = {f.id: f for f in flows}
     spark = get_session(args.master)
     root = Path(tempfile.mkdtemp(prefix=f"rates-{mode.replace('/', '-')}-"))
-    meter = CpuMeter().start()
+    meter = CpuMeter()
+    if args.master.startswith("spark://"):  # the cluster's JVMs and executors count too
+        from reuse.runtime.cluster import pids
+
+        meter.add_roots(pids(args.cluster_dir).values())
+    meter.start()
     tail = SinkTail(root)
     common = {"rate": rate, "trigger_s": args.trigger, "pi_iterations": args.pi_iterations}
     if pol.engine == "inplace":
@@ -300,6 +305,8 @@ def main() -> None:
                          "Reuse mode against each Default mode on its engine)")
     ap.add_argument("--json", default=None)
     ap.add_argument("--master", default="local[2]", help="local[1], local[2] or spark://...")
+    ap.add_argument("--cluster-dir", default="results/spark-cluster",
+                    help="with --master spark://: the reuse cluster's directory (its PIDs)")
     ap.add_argument("--keying", choices=["field", "sensor"], default="field",
                     help="RIoT: keyed stateful tasks per field (default) or per sensor")
     ap.add_argument("--no-shared-disk", action="store_true",

@@ -241,9 +241,9 @@ def run_split_batch(spark: SparkSession, tasks: list[dict[str, Any]], plan: Spli
     statistics.
 
     On RDDs rather than DataFrames: the exchange carries opaque bytes, and moving 50 MB
-    between two stages took 0.35-0.38 s as pickled RDD rows against 1.07-1.26 s through
-    ``repartition`` and ``mapInPandas`` (Arrow and Spark's row format copy every byte), in
-    one run on this machine, interleaved."""
+    between two stages took 0.26 s [0.22, 0.28] as pickled RDD rows against 0.66 s [0.56,
+    0.76] through ``repartition`` and ``mapInPandas`` (Arrow and Spark's row format copy every
+    byte): ``benchmarks/exchange_path.py``, 4 interleaved runs."""
     from reuse.runtime.engines.shared.stages import stage_count
 
     n = plan.partitions
