@@ -23,13 +23,14 @@ RATES = (10, 100, 300, 1000)
 
 
 def floors(workload_name: str, seqs: int, pi_iterations: int = 1600, semantic: bool = False,
-           n: int | None = None, keying: str = "field") -> dict[str, Any]:
+           n: int | None = None, keying: str = "field",
+           only_source: str | None = None) -> dict[str, Any]:
     from runtime_seq_peak import workload
 
     from reuse.core.paths import riotbench_dir
     from reuse.runtime.floor import floor_run
 
-    flows = workload(workload_name, n, keying=keying)
+    flows = workload(workload_name, n, keying=keying, only_source=only_source)
     dd = str(riotbench_dir(None))
     out: dict[str, Any] = {"dags": len(flows)}
     from reuse.tasks.matching import SEMANTIC

@@ -107,7 +107,7 @@ def cell(mode: str, rate: float, args: argparse.Namespace) -> dict[str, Any]:
     from reuse.runtime.measure import CpuMeter, SinkTail, percentile
     from reuse.runtime.session import get_session, stop_session
 
-    flows = workload(args.workload, args.n, keying=args.keying)
+    flows = workload(args.workload, args.n, keying=args.keying, only_source=args.source_only)
     base, ksafe = split_mode(mode)
     pol = live_policy(base)
     order = [op.dag for op in seq_trace([f.id for f in flows], seed=1) if op.op == "submit"]
@@ -307,6 +307,9 @@ def main() -> None:
     ap.add_argument("--master", default="local[2]", help="local[1], local[2] or spark://...")
     ap.add_argument("--cluster-dir", default="results/spark-cluster",
                     help="with --master spark://: the reuse cluster's directory (its PIDs)")
+    ap.add_argument("--source-only", default=None, metavar="TYPE",
+                    help="riot: only the dataflows on this source (SYS: 9 DAGs, one running "
+                         "DAG under Reuse)")
     ap.add_argument("--keying", choices=["field", "sensor"], default="field",
                     help="RIoT: keyed stateful tasks per field (default) or per sensor")
     ap.add_argument("--no-shared-disk", action="store_true",
@@ -332,7 +335,7 @@ def main() -> None:
     from limit import floors
 
     floor = floors(args.workload, args.floor_seqs, args.pi_iterations, n=args.n,
-                   keying=args.keying,
+                   keying=args.keying, only_source=args.source_only,
                    semantic=any(m.endswith("~semantic") for m in args.modes.split(",")))
     print(f"{args.workload} floor: Default {floor['default']['ms_per_seq']} ms/seq, Reuse "
           f"{floor['reuse']['ms_per_seq']} ms/seq", flush=True)
