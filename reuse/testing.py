@@ -245,24 +245,6 @@ def deployed_at_zero(flows: Iterable[Any], shards: int, opts: Mapping[str, Any],
     return dep, ledger
 
 
-def refused_run(tmp_path: Path, capsys: Any, extra: Sequence[str]) -> tuple[int, str]:
-    """``reuse run`` of the Figure 1 dataflows with ``extra`` options: its exit code and
-    stderr, after checking that it wrote nothing (no CSV, no run directory) — the CLI tests of
-    options refused before any JVM starts."""
-    import json as _json
-
-    from reuse.cli import main
-
-    trace = tmp_path / "t.json"
-    trace.write_text(_json.dumps({"ops": [{"op": "submit", "dag": "A"}]}))
-    out = tmp_path / "out.csv"
-    code = main(["run", "--dags", "tests/fixtures/figure1", "--trace", str(trace),
-                 "--out", str(out), "--root", str(tmp_path / "run"), *extra])
-    err = capsys.readouterr().err.strip()
-    assert not out.exists() and not (tmp_path / "run").exists()
-    return code, err
-
-
 def journal_kinds(root: str | Path) -> list[str]:
     """The record kinds of a live run's journal so far (``start``, ``op``, ``row``), for tests
     that wait on a run in another process: no journal yet is none, a torn last line is

@@ -77,6 +77,7 @@ from reuse.runtime.engines.shared.split_batch import (
     rebalanced,
     run_split_batch,
 )
+from reuse.runtime.engines.shared.workers import executor_id, ship_data, worker_opts
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -91,50 +92,6 @@ QUERY = "shared"
 
 
 # --- one batch ---------------------------------------------------------------------------------
-
-_EXECUTOR: tuple[int, str] | None = None  # (parent pid, executor id) of this Python worker
-
-
-def executor_id() -> str:
-    """The Spark executor this Python worker serves: ``--executor-id`` of the JVM it was
-    forked from (a standalone executor, ``CoarseGrainedExecutorBackend``), ``driver`` in
-    ``local`` mode. Read from the process tree once per worker process: the Python Data
-    Source and ``TaskContext`` APIs do not say, and anti-affinity is checked against it."""
-    global _EXECUTOR
-    import os
-
-    ppid = os.getppid()
-    if _EXECUTOR is not None and _EXECUTOR[0] == ppid:
-        return _EXECUTOR[1]
-    import psutil
-
-    found = "driver"
-    try:
-        for proc in psutil.Process().parents():
-            if "java" not in proc.name():
-                continue
-            cmd = proc.cmdline()
-            if "--executor-id" in cmd:
-                found = f"{cmd[cmd.index('--executor-id') + 1]}@{proc.pid}"
-            break
-    except (psutil.Error, IndexError):
-        found = "unknown"
-    _EXECUTOR = (ppid, found)
-    return found
-
-
-def worker_opts(opts: dict[str, Any]) -> dict[str, Any]:
-    """The task options as a Spark Python worker uses them: with ``data_file`` (a run with no
-    shared disk) the replay data is the copy Spark shipped to this executor
-    (:func:`ship_data`), not the driver's path."""
-    name = opts.get("data_file")
-    if not name:
-        return opts
-    from pyspark import SparkFiles
-
-    return {**{k: v for k, v in opts.items() if k != "data_file"},
-            "data_dir": SparkFiles.get(str(name))}
-
 
 def _worker(epoch: Epoch, states: dict[str, Any], opts: dict[str, Any], t0: int, rate: float,
             sinks_dir: str | None, key: str, feed: dict[str, str] | None = None,
@@ -226,23 +183,6 @@ def _bus_reader(feed: dict[str, str], cursors: dict[str, str], lo: int, hi: int)
     if spec not in _BUSES:
         _BUSES[spec] = make_bus(feed)
     return _BusReader(_BUSES[spec], cursors, lo, hi)
-
-
-def ship_data(spark: SparkSession, data_dir: str, root: Path) -> str:
-    """Send the replay data directory to every executor and return the name executors find it
-    under (:func:`worker_opts`). Spark ships a local directory only to a local master, so it
-    goes as a zip archive (``SparkContext.addArchive``; each executor unpacks it once), made
-    in the run directory. The same directory shipped again in the session is not re-sent."""
-    import hashlib
-    import shutil
-
-    path = Path(data_dir).resolve()
-    name = "data-" + hashlib.sha1(str(path).encode()).hexdigest()[:12]
-    if not any(a.endswith("#" + name) or a.rstrip("/").endswith("/" + name)
-               for a in spark.sparkContext.listArchives):
-        zipped = shutil.make_archive(str(root / "shipped" / name), "zip", str(path))
-        spark.sparkContext.addArchive(f"{zipped}#{name}")
-    return name
 
 
 class ShardHandler:

@@ -178,8 +178,8 @@ def _stage_fn(stage: int, tasks: list[dict[str, Any]], plan: SplitPlan,
         from pyspark import TaskContext
 
         from reuse.runtime.common.files import write_records
-        from reuse.runtime.engines.shared.engine import executor_id, worker_opts
         from reuse.runtime.engines.shared.stages import decode_parcels, encode_outbox, run_stage
+        from reuse.runtime.engines.shared.workers import executor_id, worker_opts
 
         c0, w0 = time.process_time(), time.time()
         wopts = worker_opts(opts)

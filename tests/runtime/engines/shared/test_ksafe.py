@@ -20,7 +20,7 @@ from reuse.runtime.accounting import copies, reference_records
 from reuse.runtime.common.planners import DefaultPlanner, ReusePlanner
 from reuse.runtime.engines.shared.deploy import REPLICA_MARK, Deployment, End, Move, Replicate
 from reuse.runtime.engines.shared.shard import run_shard, seed_replicas
-from reuse.testing import ledger_task, refused_run, riot_flows
+from reuse.testing import ledger_task, riot_flows
 
 
 def chain(dag: str, *types: str, src: str = "S") -> Any:
@@ -215,10 +215,10 @@ def test_replicas_output_what_their_primaries_do_from_their_own_start() -> None:
     (["--k-safe", "1", "--shards", "1"], "K=1 needs K\\+1=2 distinct executors.*only 1"),
 ])
 def test_reuse_run_rejects_k_safety_it_cannot_place_before_spark_starts(
-        tmp_path: Any, capsys: Any, extra: list[str], message: str) -> None:
+        refused_run: Any, extra: list[str], message: str) -> None:
     import re
 
-    code, err = refused_run(tmp_path, capsys, extra)
+    code, err = refused_run(extra)
     assert code == 1 and len(err.splitlines()) == 1 and re.search(message, err), err
 
 

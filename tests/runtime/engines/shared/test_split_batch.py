@@ -18,7 +18,7 @@ from reuse.runtime.engines.shared.split_batch import (
     rebalanced,
 )
 from reuse.runtime.engines.shared.stages import run_split
-from reuse.testing import deployed_at_zero, missing, refused_run, riot_flows
+from reuse.testing import deployed_at_zero, missing, riot_flows
 
 DATA = riotbench_dir(None)
 pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason=missing("data", "no data/riotbench"))
@@ -72,6 +72,6 @@ def test_measured_loads_drive_the_rebalance() -> None:
     (["--split", "--k-safe", "1"], "--split needs the shared query"),
 ])
 def test_reuse_run_refuses_a_split_it_cannot_run_before_spark_starts(
-        tmp_path: Path, capsys: Any, extra: list[str], message: str) -> None:
-    code, err = refused_run(tmp_path, capsys, extra)
+        refused_run: Any, extra: list[str], message: str) -> None:
+    code, err = refused_run(extra)
     assert code == 1 and len(err.splitlines()) == 1 and message in err, err

@@ -1,0 +1,77 @@
+"""What the shared query's Spark Python workers need to know about where they run.
+
+Which executor a worker serves (anti-affinity is checked against it), and where the replay
+data is: the driver's path on a shared disk, or the copy Spark shipped (``--no-shared-disk``).
+Used by the unsplit shard worker (:mod:`~reuse.runtime.engines.shared.engine`) and the split
+stages (:mod:`~reuse.runtime.engines.shared.split_batch`) alike.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["executor_id", "worker_opts", "ship_data"]
+
+_EXECUTOR: tuple[int, str] | None = None  # (parent pid, executor id) of this Python worker
+
+
+def executor_id() -> str:
+    """The Spark executor this Python worker serves: ``--executor-id`` of the JVM it was
+    forked from (a standalone executor, ``CoarseGrainedExecutorBackend``), ``driver`` in
+    ``local`` mode. Read from the process tree once per worker process: the Python Data
+    Source and ``TaskContext`` APIs do not say, and anti-affinity is checked against it."""
+    global _EXECUTOR
+    import os
+
+    ppid = os.getppid()
+    if _EXECUTOR is not None and _EXECUTOR[0] == ppid:
+        return _EXECUTOR[1]
+    import psutil
+
+    found = "driver"
+    try:
+        for proc in psutil.Process().parents():
+            if "java" not in proc.name():
+                continue
+            cmd = proc.cmdline()
+            if "--executor-id" in cmd:
+                found = f"{cmd[cmd.index('--executor-id') + 1]}@{proc.pid}"
+            break
+    except (psutil.Error, IndexError):
+        found = "unknown"
+    _EXECUTOR = (ppid, found)
+    return found
+
+
+def worker_opts(opts: dict[str, Any]) -> dict[str, Any]:
+    """The task options as a Spark Python worker uses them: with ``data_file`` (a run with no
+    shared disk) the replay data is the copy Spark shipped to this executor
+    (:func:`ship_data`), not the driver's path."""
+    name = opts.get("data_file")
+    if not name:
+        return opts
+    from pyspark import SparkFiles
+
+    return {**{k: v for k, v in opts.items() if k != "data_file"},
+            "data_dir": SparkFiles.get(str(name))}
+
+
+def ship_data(spark: SparkSession, data_dir: str, root: Path) -> str:
+    """Send the replay data directory to every executor and return the name executors find it
+    under (:func:`worker_opts`). Spark ships a local directory only to a local master, so it
+    goes as a zip archive (``SparkContext.addArchive``; each executor unpacks it once), made
+    in the run directory. The same directory shipped again in the session is not re-sent."""
+    import hashlib
+    import shutil
+
+    path = Path(data_dir).resolve()
+    name = "data-" + hashlib.sha1(str(path).encode()).hexdigest()[:12]
+    if not any(a.endswith("#" + name) or a.rstrip("/").endswith("/" + name)
+               for a in spark.sparkContext.listArchives):
+        zipped = shutil.make_archive(str(root / "shipped" / name), "zip", str(path))
+        spark.sparkContext.addArchive(f"{zipped}#{name}")
+    return name
