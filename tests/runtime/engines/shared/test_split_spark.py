@@ -25,7 +25,7 @@ from reuse.testing import riot_flows
 
 pytestmark = pytest.mark.spark
 
-RATE = 20.0
+RATE = 40.0
 LEAD = int(RATE * 5)
 LIMIT = 400
 STEPS: list[tuple[str, str, int]] = [
