@@ -51,7 +51,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -131,8 +131,8 @@ def _worker(epoch: Epoch, states: dict[str, Any], opts: dict[str, Any], t0: int,
                 for task, lines in res["sinks"].items():
                     if sinks_dir is None:
                         rows.append((int(shard), "sink", task, "\n".join(lines) + "\n"))
-                        continue
-                    write_records(sinks_dir, task, key, "\n".join(lines) + "\n")
+                    else:
+                        write_records(sinks_dir, task, key, "\n".join(lines) + "\n")
                     if read is not None:  # kept in the bus, and published by the driver
                         read.keep(task, key, int(hi) - 1, lines)
                 rows += encode_rows(int(shard), {**res, "sinks": {}}, int(lo), int(hi))
@@ -237,8 +237,8 @@ class ShardHandler:
         shard_cpu: dict[int, float] = {}
         events = 0
         extra: dict[str, Any] = {}
+        key = f"{self.engine.launch:06d}-{batch_id:09d}"
         if self.engine.split and not epoch.empty and hi > lo:
-            key = f"{self.engine.launch:06d}-{batch_id:09d}"
             res, plan = self.engine.run_split(batch_id, epoch, states, lo, hi, key)
             new_states, cpu, taken, events = res.states, res.cpu, res.counts, res.events
             shard_cpu, shard_exec = dict(res.partition_cpu), dict(res.executors)
@@ -247,7 +247,6 @@ class ShardHandler:
                                "exchanged_bytes": res.exchanged,
                                "job_s": round(res.job_s, 4), "stage_s": res.stage_s}}
         elif not epoch.empty and hi > lo:
-            key = f"{self.engine.launch:06d}-{batch_id:09d}"
             rows = df.mapInPandas(_worker(epoch, states, self.engine.opts, self.engine.t0,
                                           self.engine.rate, self.engine.sinks_dir, key,
                                           feed, dict(cursors)),
@@ -454,10 +453,8 @@ class InplaceRuntime:
             if layout == current and self.layout == current:  # new groups keep their place
                 self.layout = SplitLayout.of(plan)
             self._split_tasks = tasks
-            for store, got in ((self.range_cpu, by_range), (self.group_cpu, by_group)):
-                for k, c in got.items():
-                    per = c / seqs
-                    store[k] = per if k not in store else 0.7 * store[k] + 0.3 * per  # type: ignore[index]
+            _fold(self.range_cpu, by_range, seqs)
+            _fold(self.group_cpu, by_group, seqs)
         return res, plan
 
     def resplit(self, partitions: int) -> dict[str, Any]:
@@ -485,8 +482,11 @@ class InplaceRuntime:
                          "ms": time.time() * 1000})
         return {"partitions": partitions, "moves": len(moves)}
 
-    def _rebalance_split(self) -> list[Any]:
-        """Move key ranges and groups between shards by their measured CPU (lock held)."""
+    def _rebalance(self) -> list[dict[str, Any]]:
+        """One rebalance by measured CPU (lock held): whole running DAGs between shards, or,
+        split, key ranges and groups."""
+        if not self.split:
+            return [_action(a) for a in self.deployment.rebalance()]
         if not self._split_tasks:
             return []
         new = rebalanced(self.layout, self._split_tasks, self.range_cpu, self.group_cpu)
@@ -513,9 +513,8 @@ class InplaceRuntime:
         if seqs <= 0:
             return
         with self.lock:
-            for tid, c in task_cpu.items():
-                per = c / seqs
-                self.cost[tid] = per if tid not in self.cost else 0.7 * self.cost[tid] + 0.3 * per
+            _fold(self.cost, task_cpu, seqs)
+            for tid in task_cpu:
                 d = self.tasks.get(tid)
                 if d is not None:
                     self.type_cost[d["type"]] = self.cost[tid]
@@ -670,8 +669,7 @@ class InplaceRuntime:
         """Rebalance the shards by one move if that lowers the largest load (no query is
         relaunched: a move is a new epoch)."""
         with self.lock:
-            actions = (self._rebalance_split() if self.split
-                       else [_action(a) for a in self.deployment.rebalance()])
+            actions = self._rebalance()
         self.log.append({"event": "defragment", "actions": actions, "ms": time.time() * 1000})
         return {"moved": actions, "relaunched": [], "stopped": []}
 
@@ -707,8 +705,7 @@ class InplaceRuntime:
         if self.rebalance_s > 0 and time.time() - self._balanced_at > self.rebalance_s:
             self._balanced_at = time.time()
             with self.lock:
-                actions = (self._rebalance_split() if self.split
-                           else [_action(a) for a in self.deployment.rebalance()])
+                actions = self._rebalance()
             if actions:
                 self.log.append({"event": "rebalance", "actions": actions,
                                  "loads": self.deployment.loads(), "ms": time.time() * 1000})
@@ -799,6 +796,14 @@ class InplaceRuntime:
             import shutil
 
             shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _fold(store: dict[Any, float], cpu: Mapping[Any, float], seqs: int) -> None:
+    """Fold one batch's CPU seconds per key into ``store``'s CPU per ``seq`` (an EWMA, 0.3 to
+    the new batch): the tasks' costs and the split's range and group loads alike."""
+    for k, c in cpu.items():
+        per = c / seqs
+        store[k] = per if k not in store else 0.7 * store[k] + 0.3 * per
 
 
 def _action(a: Any) -> dict[str, Any]:

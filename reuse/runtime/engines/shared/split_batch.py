@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -153,7 +152,6 @@ class SplitResult:
     critical: float = 0.0
     #: partition -> the executor of its stages (the last one seen)
     executors: dict[int, str] = field(default_factory=dict)
-    ranges: Counter[int] = field(default_factory=Counter)
     stats: list[dict[str, Any]] = field(default_factory=list)
     exchanged: int = 0
     stages: int = 1
@@ -274,7 +272,6 @@ def run_split_batch(spark: SparkSession, tasks: list[dict[str, Any]], plan: Spli
             for tid, k in st["counts"].items():
                 res.counts[tid] = res.counts.get(tid, 0) + int(k)
             res.events += int(st["events"])
-            res.ranges.update({int(r): int(k) for r, k in st["ranges"].items()})
             res.partition_cpu[p] = res.partition_cpu.get(p, 0.0) + float(st["spent"])
             per_stage.setdefault(int(name), {})[p] = float(st["spent"])
             res.executors[p] = st["exec"]
