@@ -53,7 +53,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                     defrag_every=args.defrag_every, warmup_s=args.warmup_seconds,
                     data_dir=args.data_dir, source=args.source, match=args.match,
                     split=args.split, shared_disk=not args.no_shared_disk,
-                    check=not args.no_check)
+                    replicas=args.replicas, check=not args.no_check)
     write_rows(rows, args.out)
     _report(rows, args.out, f"run dir {root}; {label}")
     return 0
@@ -143,6 +143,11 @@ def add_parsers(subparsers: Any) -> None:
                         "consumers de-duplicate by (seq, digest) (default 0: none)")
     r.add_argument("--replicate-min-users", type=int, default=2, metavar="U",
                    help="with --k-safe: replicate tasks used by at least U dataflows (default 2)")
+    r.add_argument("--replicas", choices=["shards", "apps"], default="shards",
+                   help="with --k-safe: where the copies run: shards of the one shared query "
+                        "(the default) or K+1 engine instances, each its own driver and Spark "
+                        "application, following one journal on Redis, so a driver's death "
+                        "pauses no replicated output (apps.json in --root lists them)")
     r.add_argument("--step-seconds", type=float, default=60.0)
     r.add_argument("--warmup-seconds", type=float, default=10.0,
                    help="sources run this long before step 1, unmeasured (JVM warm-up)")

@@ -330,7 +330,7 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
              progress: Callable[[str], None] | None = _progress,
              resume: JournalState | None = None, source: str = "replay",
              match: str = "exact", split: bool = False,
-             shared_disk: bool = True) -> list[dict[str, Any]]:
+             shared_disk: bool = True, replicas: str = "shards") -> list[dict[str, Any]]:
     """Set up a session, bus and CPU meter, replay ``ops`` live (:func:`run_trace`), tear down.
 
     On the shared query the run is journaled in ``root`` (:mod:`reuse.runtime.journal`), so a
@@ -350,7 +350,10 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
     :mod:`reuse.runtime.engines.shared.split_batch`) instead of each whole in one shard.
     ``shared_disk=False`` (shared query only) is for executors that cannot read the driver's
     run and data directories (a cluster over several machines): Spark ships the data to them
-    and brings the sink records back to the driver. A SparkSession that is already active (tests share one) is used and
+    and brings the sink records back to the driver. ``replicas="apps"`` (with ``k_safe >= 1``)
+    runs K+1 engine instances, each its own driver and Spark application, following one
+    journal (issue 24, :func:`reuse.runtime.apps.coordinator.apps_run`); ``"shards"`` keeps
+    issue 13's replicas inside the one query. A SparkSession that is already active (tests share one) is used and
     left running; one started here is stopped here (with ``ui=True`` its web UI is on and its
     address printed), and so is a Redis broker started for ``bus="redis"``.
     """
@@ -361,6 +364,16 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
     from reuse.runtime.session import get_session, stop_session
 
     root = Path(root)
+    if replicas == "apps":
+        return _apps_run(flows, ops, root=root, mode=mode, merge=merge, policy=policy,
+                         k_safe=k_safe, replicate_min_users=replicate_min_users,
+                         step_seconds=step_seconds, master=master, cluster_dir=cluster_dir,
+                         rate=rate, trigger_s=trigger_s, pi_iterations=pi_iterations,
+                         shards=shards, max_events=max_events, data_dir=data_dir,
+                         warmup_s=warmup_s, check=check, progress=progress, resume=resume,
+                         source=source, match=match, split=split)
+    if replicas != "shards":
+        raise SparkRuntimeError(f"unknown --replicas {replicas!r} (shards or apps)")
     if resume is None and (root / JOURNAL).exists():
         raise SparkRuntimeError("already holds a run (journal.jsonl): resume it with "
                                 "--resume, or choose a new --root", file=str(root))
@@ -466,6 +479,38 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
     finally:
         if broker is not None:
             broker.stop()
+
+
+def _apps_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: Path, mode: str,
+              merge: str, policy: Policy | str | None, k_safe: int, replicate_min_users: int,
+              master: str, cluster_dir: str | os.PathLike[str] | None,
+              resume: JournalState | None, source: str, split: bool,
+              **kwargs: Any) -> list[dict[str, Any]]:
+    """``--replicas apps``: refuse what it cannot run with one line, before anything starts,
+    then hand over to the coordinator."""
+    from reuse.runtime import SparkRuntimeError
+    from reuse.runtime.apps.roles import check_apps
+
+    pol = (policy if isinstance(policy, Policy) else LIVE_MODES[policy] if policy is not None
+           else Policy.of(mode, merge))
+    if pol.engine != "inplace":
+        raise SparkRuntimeError(f"--replicas apps needs the shared query (--merge inplace), "
+                                f"not {pol.label}")
+    if resume is not None or split or source != "replay":
+        raise SparkRuntimeError("--replicas apps runs replayed sources, unsplit, and is not "
+                                "resumed with --resume (its coordinator restarts instances "
+                                "that die)")
+    workers = None
+    if master.startswith("spark://"):
+        from reuse.runtime.cluster import DEFAULT_DIR, pids
+
+        workers = sum(1 for r in pids(cluster_dir or DEFAULT_DIR) if r.startswith("worker"))
+    check_apps(k_safe, replicate_min_users, workers=workers)
+    from reuse.runtime.apps.coordinator import apps_run
+
+    return apps_run(flows, ops, root=root, k_safe=k_safe,
+                    replicate_min_users=replicate_min_users, mode=pol.mode.value,
+                    master=master, workers=workers, **kwargs)
 
 
 def _reachable(broker: Any) -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,3 +44,23 @@ def _redis_bus(tmp_path: Path) -> Iterator[Bus]:
         yield broker.bus()
     finally:
         broker.stop()
+
+
+@pytest.fixture
+def refused_run(tmp_path: Path, capsys: Any) -> Callable[[Sequence[str]], tuple[int, str]]:
+    """``reuse run`` of the Figure 1 dataflows with extra options, for the options refused
+    before any JVM starts: returns its exit code and stderr, after checking that it wrote
+    nothing (no CSV, no run directory)."""
+    from reuse.cli import main
+
+    def run(extra: Sequence[str]) -> tuple[int, str]:
+        trace = tmp_path / "t.json"
+        trace.write_text(json.dumps({"ops": [{"op": "submit", "dag": "A"}]}))
+        out = tmp_path / "out.csv"
+        code = main(["run", "--dags", "tests/fixtures/figure1", "--trace", str(trace),
+                     "--out", str(out), "--root", str(tmp_path / "run"), *extra])
+        err = capsys.readouterr().err.strip()
+        assert not out.exists() and not (tmp_path / "run").exists()
+        return code, err
+
+    return run

@@ -49,11 +49,12 @@ generates its own source events.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from reuse.analysis.blast import check_parameters, replicated
 from reuse.core.dataflow import Dataflow
@@ -86,7 +87,7 @@ if TYPE_CHECKING:
 
     from reuse.runtime.engines.shared.broker_input import BrokerInput
 
-__all__ = ["InplaceRuntime", "ShardHandler"]
+__all__ = ["BatchHooks", "InplaceRuntime", "ShardHandler"]
 
 QUERY = "shared"
 
@@ -185,6 +186,21 @@ def _bus_reader(feed: dict[str, str], cursors: dict[str, str], lo: int, hi: int)
     return _BusReader(_BUSES[spec], cursors, lo, hi)
 
 
+class BatchHooks(Protocol):
+    """What an instance of a run replicated across applications (issue 24,
+    :mod:`reuse.runtime.apps`) does in each batch, beside the engine's own work."""
+
+    def epoch(self, epoch: Epoch, lo: int) -> Epoch:
+        """The part of the batch's snapshot this instance runs (lock held)."""
+
+    def seed(self, epoch: Epoch, states: dict[str, Any], lo: int) -> dict[str, Any]:
+        """The states of tasks this instance runs from ``lo`` on but did not run before."""
+
+    def done(self, lo: int, hi: int, states: dict[str, Any],
+             sinks: dict[str, list[str]]) -> None:
+        """After the batch: its task states and sink records, to publish."""
+
+
 class ShardHandler:
     """The ``foreachBatch`` function of the shared query (runs in the driver process)."""
 
@@ -213,6 +229,15 @@ class ShardHandler:
             return None
         return int(json.loads(lines[-1])["seq"])
 
+    def planned(self) -> int:
+        """The end ``seq`` of the last batch in Spark's offset log (``-1``: none): a query
+        restarted from its checkpoint re-runs up to there before it claims anything new."""
+        try:
+            ids = [int(n) for n in os.listdir(self.ckpt / "offsets") if n.isdigit()]
+        except FileNotFoundError:
+            return -1
+        return max((o for o in map(self._offset, ids) if o is not None), default=-1)
+
     def _range(self, batch_id: int) -> tuple[int, int]:
         hi = self._offset(batch_id)
         if hi is None:
@@ -224,10 +249,16 @@ class ShardHandler:
         t_start = time.time()
         c_start = time.process_time()
         lo, hi = self._range(batch_id)
+        hooks = self.engine.hooks
         with self.engine.lock:
             epoch = self.engine.deployment.claim(lo, hi)
-        before = self.states.before(batch_id) or {}
+            if hooks is not None:
+                epoch = hooks.epoch(epoch, lo)
+        before = self.states.before(batch_id) or self.engine.seed or {}
         states = seed_replicas(epoch, dict(before.get("tasks", {})), lo)
+        if hooks is not None:
+            states = hooks.seed(epoch, states, lo)
+        sink_text: dict[str, list[str]] = {}
         cursors: dict[str, str] = dict(before.get("cursors", {}))
         feed = self.engine.broker.spec if self.engine.broker is not None else None
         new_states: dict[str, Any] = {}
@@ -254,6 +285,7 @@ class ShardHandler:
             for shard, kind, name, text in rows:
                 if kind == "sink":  # no shared disk: the driver writes them
                     write_records(self.root / "sinks", name, f"{key}-s{shard}", text)
+                    sink_text.setdefault(name, []).append(text)
                 elif kind == "state":
                     new_states.update(json.loads(text))
                 elif kind == "cursor":
@@ -268,6 +300,8 @@ class ShardHandler:
                     events += int(st["events"])
         self.states.save(batch_id, {"tasks": new_states, "lo": lo, "hi": hi,
                                     "version": epoch.version, "cursors": cursors})
+        if hooks is not None:
+            hooks.done(lo, hi, new_states, sink_text)
         self.processed = max(self.processed, hi)
         self.batches += 1
         self.engine.observe(cpu, hi - lo)
@@ -328,7 +362,8 @@ class InplaceRuntime:
                  k_safe: int = 0, replicate_min_users: int = 2, source: str = "replay",
                  bus_url: str | None = None, first_message_s: float = 30.0,
                  stall_s: float = 30.0, match: str = "exact", split: bool = False,
-                 shared_disk: bool = True, **_ignored: Any) -> None:
+                 shared_disk: bool = True, follow: str | None = None,
+                 **_ignored: Any) -> None:
         self.policy = Policy.of(mode, "inplace")
         # Reuse merges by the match policy (exact, or semantic: issue 25); Default refuses any
         # but exact. Built first, so a bad choice fails before anything is made.
@@ -346,7 +381,16 @@ class InplaceRuntime:
         # issue 22: with no disk shared with the executors, Spark ships the replay data to
         # each executor and brings the sink records back to the driver, which writes them
         self.shared_disk = bool(shared_disk)
-        self.sinks_dir: str | None = str(self.root / "sinks") if shared_disk else None
+        # issue 24: an instance of a run replicated across applications takes its ranges from
+        # the file its follower writes (``follow``), its cuts from the journal, and publishes
+        # its sink records itself, so they come back to the driver
+        self.follow = follow
+        self.sinks_dir: str | None = (str(self.root / "sinks") if shared_disk and not follow
+                                      else None)
+        #: per-batch calls of an instance (:class:`reuse.runtime.apps.instance.Hooks`)
+        self.hooks: BatchHooks | None = None
+        #: the states the first batch starts from when none is saved (a joining instance's)
+        self.seed: dict[str, Any] | None = None
         if not shared_disk:
             self.opts["data_file"] = ship_data(spark, self.data_dir, self.root)
         self.limit = limit
@@ -370,6 +414,9 @@ class InplaceRuntime:
         if self.split and self.k_safe:
             raise SparkRuntimeError("--split and --k-safe cannot be combined yet (replicas are "
                                     "placed per running DAG)", task=QUERY)
+        if self.split and follow:
+            raise SparkRuntimeError("--split cannot be combined with --replicas apps yet",
+                                    task=QUERY)
         if self.split and source != "replay":
             raise SparkRuntimeError("--split runs replayed sources only (a broker-fed source's "
                                     "cursors are kept per shard)", task=QUERY)
@@ -530,7 +577,9 @@ class InplaceRuntime:
     def _cut(self, at: int | None, what: str) -> int:
         """A cut no batch has claimed or can claim without seeing the change (lock held)."""
         floor = max(self.deployment.frontier, self.bound() + 1)
-        if self._replaying:  # the recorded cuts of a resumed run: batches decide, not the clock
+        if self._replaying or self.follow:
+            # the recorded cuts of a resumed run, or the journal's of an instance (issue 24):
+            # batches decide, not the clock
             floor = self.deployment.frontier
         if at is None:
             return floor
@@ -549,7 +598,7 @@ class InplaceRuntime:
         self._ensure_query()
 
     def _ensure_query(self) -> None:
-        if self.query is None and not self._replaying:
+        if self.query is None and not self._replaying and not self.follow:
             if self.broker is not None:
                 self.broker.wait_first()
             self.start_seq = max(0, self.bound() + 1)
@@ -562,6 +611,8 @@ class InplaceRuntime:
         if self.broker is not None:
             opts["ready_file"] = str(self.broker.ready_file)
             self.broker.start(self.start_seq)
+        elif self.follow:
+            opts["ready_file"] = self.follow
         self.handler = ShardHandler(self)
         df = self.spark.readStream.format("reusetick").options(**opts).load()
         self.query = (df.writeStream.foreachBatch(self.handler).queryName(QUERY)
@@ -569,6 +620,16 @@ class InplaceRuntime:
                       .trigger(processingTime=f"{self.trigger_s} seconds").start())
         self.log.append({"event": "launch", "query": QUERY, "shards": self.shards,
                          "ms": time.time() * 1000})
+
+    def start_following(self, start_seq: int) -> None:
+        """Start an instance's shared query (issue 24) at ``start_seq``, or from its checkpoint
+        when it has one (a restarted instance): its ranges end where its follower's file
+        says, its operations come from the journal at their cuts."""
+        if not self.follow or self.query is not None:
+            raise SparkRuntimeError("start_following needs an engine made with follow= whose "
+                                    "query has not started", task=QUERY)
+        self.start_seq = int(start_seq)
+        self._start_query()
 
     def replay(self, ops: Iterable[dict[str, Any]], flows: dict[str, Dataflow], *,
                start_seq: int) -> None:

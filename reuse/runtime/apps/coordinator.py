@@ -1,0 +1,497 @@
+"""``reuse run --k-safe K --replicas apps``: K+1 engine instances, each its own driver and Spark
+application, following one operation journal on Redis; this process only coordinates.
+
+What the coordinator does (it runs no task and starts no JVM):
+
+1. Starts the run's Redis (:func:`~reuse.runtime.dataplane.redis_bus.start_redis`) and opens the
+   journal (:class:`~reuse.runtime.control.OpLog`) at the run's first ``seq``.
+2. Starts K+1 instances (:mod:`reuse.runtime.apps.instance`), each a child process in its own
+   process group (killing that group is how a test emulates a machine's death): ``i0`` the home
+   (every task), the others replicas (the tasks with at least ``U`` users;
+   :mod:`reuse.runtime.apps.roles`). On ``local[N]`` each gets ``local[N // (K+1)]`` (at least
+   one core); on a standalone cluster each is its own application with one worker's cores
+   (``spark.cores.max``), so no two instances share an executor: anti-affinity, visible in
+   each instance's ``batches.jsonl`` (``shard_exec``) and in ``apps.json``.
+3. Per trace step, proposes the operation (its cut is decided in the journal) and then, until
+   the step's time is up, reads every sink's de-duplicated output stream (the consumer's view)
+   and watches the instances: one whose process ended, or whose heartbeat is older than
+   ``dead_s``, is replaced.
+4. **Replacement.** A new instance joins at a cut decided in the journal (a ``join``
+   operation): from there it runs with states the live instances saved at that cut
+   (:class:`~reuse.runtime.control.cutstates.CutStates`). When no live instance runs some task
+   of the dead one (the home, with ``U > 1``: its unshared tasks ran nowhere else), or when no
+   instance is alive, the replacement restarts from the dead instance's own run directory
+   instead (its checkpoint and saved states, as ``--resume`` does), so nothing is lost; that
+   needs the dead instance's disk. K-safety is *restored* once the replacement's frontier has
+   reached the lowest frontier of the others.
+5. At the end, proposes ``stop``; every instance exits once it has processed everything below
+   its cut. The outputs are accounted against the reference execution as consumers read them
+   (``lost``, ``duplicated``), and ``<root>/apps.json`` records every instance (its
+   ``driver_pid``, ``executors``, role, fate) and every replacement.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from reuse.core.dataflow import Dataflow
+from reuse.core.traces import Op, check_trace
+from reuse.runtime import SparkRuntimeError
+from reuse.runtime.apps.instance import InstanceSpec, sink_stream
+from reuse.runtime.apps.roles import check_apps, instance_tasks
+from reuse.runtime.common.execution import emitted_bound
+from reuse.runtime.common.files import read_json, write_json
+from reuse.runtime.control import OpLog, OutputLog, Registry, longest_gap
+from reuse.runtime.measure import CpuMeter, percentile
+
+__all__ = ["Child", "Coordinator", "apps_run"]
+
+RUN = "run"  # the control plane's run name: the run's Redis is its own
+
+
+@dataclass
+class Child:
+    """One instance process, as the coordinator started it."""
+
+    spec: InstanceSpec
+    proc: subprocess.Popen[bytes]
+    started_ms: int
+    state: str = "live"  # live, dead, stopped
+    died_ms: int | None = None
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+
+@dataclass
+class Consumer:
+    """The consumer's view of every sink stream: each record once, with its arrival time."""
+
+    outputs: OutputLog
+    cursors: dict[str, str] = field(default_factory=dict)
+    records: dict[str, list[tuple[int, str, int, int | None, str]]] = field(default_factory=dict)
+
+    def read(self, streams: Sequence[str]) -> list[tuple[int, int | None]]:
+        """New records of ``streams``; returns each one's ``(arrival ms, emit ts)``."""
+        got: list[tuple[int, int | None]] = []
+        for s in streams:
+            out, self.cursors[s] = self.outputs.read(s, self.cursors.get(s, ""))
+            recs = self.records.setdefault(s, [])
+            for o in out:
+                ts = json.loads(o.payload).get("ts")
+                recs.append((o.seq, o.digest, o.ms, ts, o.by))
+                got.append((o.ms, ts))
+        return got
+
+
+class Coordinator:
+    """The instances of one run: start, watch, replace, stop (see the module docstring)."""
+
+    def __init__(self, root: Path, base: InstanceSpec, k: int, *, dead_s: float,
+                 meter: CpuMeter, log: Callable[[str], None] | None) -> None:
+        self.root, self.base, self.k = root, base, k
+        self.dead_s = dead_s
+        self.meter = meter
+        self.log = log
+        self.oplog = OpLog(base.redis, base.run)
+        self.registry = Registry(base.redis, base.run)
+        self.children: dict[str, Child] = {}
+        self.events: list[dict[str, Any]] = []
+        self.consumer = Consumer(OutputLog(base.redis, base.run))
+        self.streams: set[str] = set()  # every submission's sink streams so far
+        self.stopping = False
+        self._next = 0
+
+    @property
+    def catch_up_events(self) -> int:
+        """A joiner's batch bound: ten triggers' worth, so the backlog of its start-up (its
+        JVM's, about ten seconds) is worked off in a few batches."""
+        return max(1, round(10 * self.base.rate * self.base.trigger_s))
+
+    def spawn(self, *, home: bool, join: int | None = None, root: str | None = None,
+              start_seq: int | None = None, max_events: int | None = None) -> Child:
+        iid = f"i{self._next}"
+        self._next += 1
+        spec = replace(self.base, id=iid, home=home, join=join,
+                       root=root or str(self.root / "apps" / iid),
+                       start_seq=self.base.start_seq if start_seq is None else start_seq,
+                       max_events=self.base.max_events if max_events is None else max_events)
+        Path(spec.root).mkdir(parents=True, exist_ok=True)
+        path = self.root / "apps" / f"{iid}.spec.json"
+        write_json(path, spec.as_dict())
+        logf = open(self.root / "apps" / f"{iid}.log", "ab")  # noqa: SIM115 - the child's
+        proc = subprocess.Popen([sys.executable, "-m", "reuse.runtime.apps.instance", str(path)],
+                                stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
+        logf.close()
+        child = Child(spec, proc, int(time.time() * 1000))
+        self.children[iid] = child
+        self.meter.add_roots([proc.pid])
+        return child
+
+    def live(self) -> list[Child]:
+        return [c for c in self.children.values() if c.state == "live"]
+
+    def wait_ready(self, timeout_s: float = 180.0) -> None:
+        """Until every live instance has processed a batch (its JVM is up)."""
+        deadline = time.time() + timeout_s
+        while True:
+            self.watch()
+            beats = {i.id: i.frontier for i in self.registry.instances()}
+            if all(beats.get(c.spec.id, -1) > 0 for c in self.live()):
+                return
+            if time.time() > deadline:
+                raise SparkRuntimeError(f"instances did not start within {timeout_s:.0f}s; see "
+                                        f"{self.root / 'apps'}/<id>.log")
+            time.sleep(0.5)
+
+    def watch(self) -> list[dict[str, Any]]:
+        """Replace every instance found dead; returns the replacements made."""
+        now_ms = int(time.time() * 1000)
+        beats = {i.id: i for i in self.registry.instances()}
+        dead = []
+        for c in self.live():
+            b = beats.get(c.spec.id)
+            rc = c.proc.poll()
+            if rc == 0:  # it processed everything below the stop cut
+                c.state = "stopped"
+                continue
+            exited = rc is not None
+            stale = b is not None and b.frontier > 0 and b.age_s > self.dead_s
+            if exited or stale:
+                c.state, c.died_ms = "dead", now_ms
+                if not exited:  # hung: make sure it is gone before another takes its place
+                    _kill_group(c.pid)
+                dead.append(c)
+        made = [ev for c in dead if (ev := self._replace(c, now_ms)) is not None]
+        if dead:
+            self.write_apps()
+        return made
+
+    def _replace(self, dead: Child, now_ms: int) -> dict[str, Any] | None:
+        live = self.live()
+        own_tasks = dead.spec.home and self.base.min_users > 1
+        if self.stopping and live and not own_tasks:
+            return None  # the live ones finish the run; a joiner would have nothing to do
+        if not live or own_tasks:
+            new = self.spawn(home=dead.spec.home, root=dead.spec.root,
+                             start_seq=dead.spec.start_seq, max_events=self.catch_up_events)
+            how, cut = "restart", None
+        else:
+            iid = f"i{self._next}"
+            cut = self.oplog.propose("join", iid, key=f"join-{iid}", by="coordinator").cut
+            new = self.spawn(home=dead.spec.home, join=cut, start_seq=cut,
+                             max_events=self.catch_up_events)
+            how = "join"
+        ev = {"event": how, "dead": dead.spec.id, "dead_pid": dead.pid, "new": new.spec.id,
+              "new_pid": new.pid, "detected_ms": now_ms, "cut": cut, "restored_ms": None}
+        self.events.append(ev)
+        if self.log:
+            self.log(f"instance {dead.spec.id} (pid {dead.pid}) died; {new.spec.id} "
+                     + (f"joins at cut {cut}" if cut is not None else "restarts from its disk"))
+        return ev
+
+    def restored(self) -> None:
+        """Note when each replacement has caught up (its frontier within a trigger's worth of
+        ``seq`` of the lowest of the others'): K-safety is back."""
+        pending = [e for e in self.events if e["restored_ms"] is None]
+        if not pending:
+            return
+        beats = {i.id: i for i in self.registry.instances()}
+        live = {c.spec.id for c in self.live()}
+        for e in pending:
+            me = beats.get(e["new"])
+            others = [beats[i].frontier for i in live if i != e["new"] and i in beats]
+            slack = self.base.rate * self.base.trigger_s
+            if me is not None and me.frontier > 0 and (not others
+                                                       or me.frontier >= min(others) - slack):
+                e["restored_ms"] = int(time.time() * 1000)
+                e["restored_s"] = round((e["restored_ms"] - e["detected_ms"]) / 1000, 3)
+
+    def write_apps(self) -> Path:
+        """``<root>/apps.json``: every instance (driver PID, executors, role, fate) and every
+        replacement."""
+        regs = {i.id: i for i in self.registry.instances()}
+        inst = []
+        for iid, c in self.children.items():
+            r = regs.get(iid)
+            inst.append({"id": iid, "driver_pid": c.pid,
+                         "executors": list(r.executors) if r is not None else [],
+                         "host": r.host if r is not None else "", "home": c.spec.home,
+                         "root": c.spec.root, "join": c.spec.join, "state": c.state,
+                         "started_ms": c.started_ms, "died_ms": c.died_ms,
+                         "frontier": r.frontier if r is not None else -1})
+        path = self.root / "apps.json"
+        write_json(path, {"run": self.base.run, "redis": self.base.redis, "k_safe": self.k,
+                          "replicate_min_users": self.base.min_users, "instances": inst,
+                          "replacements": self.events})
+        return path
+
+    def stop(self, timeout_s: float = 120.0) -> int:
+        """Propose ``stop``; wait for every live instance to finish below its cut; returns it."""
+        cut = self.oplog.propose("stop", "", key="stop", by="coordinator").cut
+        self.stopping = True
+        deadline = time.time() + timeout_s
+        while self.live() and time.time() < deadline:
+            self.watch()
+            time.sleep(0.3)
+        self.kill_all()
+        return cut
+
+    def kill_all(self) -> None:
+        for c in self.children.values():
+            if c.proc.poll() is None:
+                _kill_group(c.pid)
+                c.state = "dead" if c.state == "live" else c.state
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _instance_master(master: str, k: int) -> tuple[str, dict[str, str]]:
+    """Each instance's master and extra Spark settings: on ``local[N]`` a share of the cores,
+    on a standalone cluster its own executor (one worker's cores).
+
+    >>> _instance_master("local[2]", 1)
+    ('local[1]', {})
+    >>> _instance_master("spark://h:7077", 1)[1]["spark.cores.max"]
+    '1'
+    """
+    import re
+
+    m = re.fullmatch(r"local\[(\d+)\]", master)
+    if m is not None:
+        return f"local[{max(1, int(m.group(1)) // (k + 1))}]", {}
+    if master.startswith("spark://"):
+        return master, {"spark.cores.max": "1", "spark.executor.cores": "1",
+                        "spark.app.name": "reuse-instance"}
+    return master, {}
+
+
+def apps_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os.PathLike[str],
+             k_safe: int, replicate_min_users: int = 2, mode: str = "reuse",
+             match: str = "exact", step_seconds: float = 60.0, master: str = "local[2]",
+             rate: float = 10.0, trigger_s: float = 2.0, pi_iterations: int = 1600,
+             shards: int | None = None, max_events: int | None = None,
+             data_dir: str | os.PathLike[str] | None = None, warmup_s: float = 10.0,
+             check: bool = True, workers: int | None = None, dead_s: float | None = None,
+             on_step: Callable[[int, Coordinator], None] | None = None,
+             progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """Replay ``ops`` on K+1 instances replicated across applications; the CSV rows of
+    :func:`reuse.runtime.run.run_trace` (columns it cannot fill are empty).
+
+    ``on_step(n, coordinator)`` is called as step ``n`` begins (the fault benchmark and the
+    test kill an instance there); ``dead_s``: a heartbeat older than this is a dead instance
+    (default: three triggers).
+    """
+    from reuse.core.paths import riotbench_dir
+    from reuse.runtime.common.planners import make_planner
+    from reuse.runtime.dataplane.redis_bus import start_redis
+
+    check_apps(k_safe, replicate_min_users, workers=workers)
+    check_trace(ops, flows)
+    make_planner(mode == "reuse", match)  # a meaningless --match fails before anything starts
+    root = Path(root).resolve()
+    if (root / "apps.json").exists():
+        raise SparkRuntimeError("already holds a run (apps.json): choose a new --root",
+                                file=str(root))
+    (root / "apps").mkdir(parents=True, exist_ok=True)
+    inst_master, conf = _instance_master(master, k_safe)
+    meter = CpuMeter()
+    broker = start_redis(root / "redis")
+    meter.add_roots([broker.pid])
+    t0 = int(time.time() * 1000)
+    start = emitted_bound(t0, rate) + 1
+    base = InstanceSpec(id="", home=False, run=RUN, redis=broker.url, root="", t0=t0,
+                        start_seq=start, flows=[f.to_dict() for f in flows.values()],
+                        mode=mode, match=match, master=inst_master, shards=shards,
+                        max_events=max_events, rate=rate, trigger_s=trigger_s,
+                        pi_iterations=pi_iterations, data_dir=str(riotbench_dir(data_dir)),
+                        min_users=replicate_min_users, conf=conf)
+    coord = Coordinator(root, base, k_safe, dead_s=dead_s or max(3 * trigger_s, 5.0),
+                        meter=meter, log=progress)
+    try:
+        coord.oplog.open(start)
+        for i in range(k_safe + 1):
+            coord.spawn(home=(i == 0))
+        coord.wait_ready()
+        coord.write_apps()
+        if progress:
+            progress(f"{k_safe + 1} instances up: "
+                     + ", ".join(f"{c.spec.id} pid {c.pid}" for c in coord.live()))
+        time.sleep(warmup_s)
+        rows = _steps(coord, flows, ops, step_seconds, on_step, progress)
+        stop_cut = coord.stop()
+        coord.consumer.read(sorted(coord.streams))
+        coord.write_apps()
+        if check:
+            _account(coord, rows, stop_cut)
+        _report_streams(coord, stop_cut)
+        return rows
+    finally:
+        coord.kill_all()
+        broker.stop()
+        meter.stop()
+
+
+def _steps(coord: Coordinator, flows: Mapping[str, Dataflow], ops: Sequence[Op],
+           step_seconds: float, on_step: Callable[[int, Coordinator], None] | None,
+           progress: Callable[[str], None] | None) -> list[dict[str, Any]]:
+    from reuse.runtime.common.planners import make_planner
+
+    base = coord.base
+    planner = make_planner(base.mode == "reuse", base.match)
+    parents: dict[str, list[str]] = {}
+    kinds: dict[str, str] = {}
+    rows: list[dict[str, Any]] = []
+    last_ms = time.time() * 1000
+    for n, op in enumerate(ops, 1):
+        t0 = time.time()
+        if on_step is not None:
+            on_step(n, coord)
+        decided = coord.oplog.propose(op.op, op.dag, key=f"step-{n}", by="coordinator")
+        if op.op == "submit":
+            pl = planner.submit(flows[op.dag])
+            for t in pl.start:
+                parents[t.id], kinds[t.id] = list(t.parents), t.kind
+            for sink in pl.sinks:
+                coord.streams.add(sink_stream(op.dag, decided.cut, sink))
+        else:
+            for rid in planner.remove(op.dag).stop:
+                parents.pop(rid, None)
+        op_s = time.time() - t0
+        cpu0 = coord.meter.total()
+        arrivals: list[tuple[int, int | None]] = []
+        failures = 0
+        while time.time() < t0 + step_seconds:
+            failures += len(coord.watch())
+            coord.restored()
+            arrivals += coord.consumer.read(sorted(coord.streams))
+            time.sleep(0.25)
+        t1 = time.time()
+        cores = (coord.meter.total() - cpu0) / (t1 - t0)
+        users = planner.users()
+        tasks = [t for t in parents if kinds.get(t) != "source"]
+        shared = instance_tasks(False, users, parents, base.min_users)
+        replicas = len(tasks) if shared is None else len(shared - {t for t in parents
+                                                                   if kinds[t] == "source"})
+        times = sorted(ms for ms, _ in arrivals)
+        lat = [float(ms - ts) for ms, ts in arrivals if ts is not None]
+        row = {"step": n, "op": op.op, "dag": op.dag, "running_tasks": len(tasks),
+               "paused_tasks": 0, "replica_tasks": replicas * coord.k,
+               "queries": len(coord.live()), "cores": round(cores, 4), "cores_steady": None,
+               "p50_latency_ms": percentile(lat, 50), "p99_latency_ms": percentile(lat, 99),
+               "events_in": None, "events_out": len(arrivals), "lost": None,
+               "duplicated": None, "cut": decided.cut, "op_seconds": round(op_s, 3),
+               "failures": failures,
+               "gap_s": round(longest_gap(times, start_ms=last_ms, end_ms=t1 * 1000) / 1000, 3),
+               "t_start_ms": round(t0 * 1000), "t_end_ms": round(t1 * 1000)}
+        last_ms = times[-1] if times else last_ms
+        rows.append(row)
+        if progress:
+            progress(f"[apps {n}/{len(ops)}] {op.op} {op.dag} at cut {decided.cut}: "
+                     f"{row['running_tasks']} tasks, {row['queries']} instances, "
+                     f"{row['cores']:.2f} cores, gap {row['gap_s']} s"
+                     + (f", {failures} instance(s) replaced" if failures else ""))
+    return rows
+
+
+def _survivor_ledger(coord: Coordinator) -> dict[str, Any]:
+    """The ledger of an instance that ran to the end (every instance's planner and deployment
+    are the same: they applied the same journal); the home's when it survived."""
+    done = sorted((c for c in coord.children.values() if c.state == "stopped"),
+                  key=lambda c: (not c.spec.home, c.spec.id))
+    for c in done:
+        led = read_json(Path(c.spec.root) / "ledger.json")
+        if led:
+            return dict(led)
+    raise SparkRuntimeError("no instance ran to the end of the run (see apps/<id>.log)",
+                            file=str(coord.root))
+
+
+def _account(coord: Coordinator, rows: list[dict[str, Any]], stop_cut: int) -> None:
+    """``lost`` and ``duplicated`` per step, as consumers read the streams, against the
+    reference execution; each output charged to the step its source ``seq`` fell in."""
+    import bisect
+
+    from reuse.runtime.accounting import reference_records
+
+    ledger = _survivor_ledger(coord)
+    ref = reference_records(ledger, stop_cut)
+    own = {c.spec.id: _own_outputs(c, ledger, ref, stop_cut) for c in coord.children.values()
+           if c.state == "stopped" and (c.spec.home or c.spec.min_users <= 1)}
+    marks = [int(r["cut"]) for r in rows]
+    lost = [0] * len(rows)
+    dup = [0] * len(rows)
+    report = {}
+    consumer = coord.consumer
+    for info in ledger["dags"].values():
+        lo = int(info["J"])
+        hi = stop_cut if info["R"] is None else min(int(info["R"]), stop_cut)
+        for sink, rid in info["sinks"].items():
+            s = sink_stream(info["dag"], lo, sink)
+            exp = Counter({k: n for k, n in ref.get(rid, Counter()).items() if lo <= k[0] < hi})
+            obs = Counter((q, d) for q, d, *_ in consumer.records.get(s, []))
+            for (q, _), n in (exp - obs).items():
+                lost[max(0, bisect.bisect_right(marks, q) - 1)] += n
+            for (q, _), n in (obs - exp).items():
+                dup[max(0, bisect.bisect_right(marks, q) - 1)] += n
+            report[s] = {"expected": sum(exp.values()), "observed": sum(obs.values()),
+                         "lost": sum((exp - obs).values()), "duplicated": sum((obs - exp).values()),
+                         "window": [lo, hi]}
+    for r, a, b in zip(rows, lost, dup, strict=True):
+        r["lost"], r["duplicated"] = a, b
+    write_json(coord.root / "accounting.json", {"streams": report, "instances": own})
+
+
+def _own_outputs(child: Child, ledger: Mapping[str, Any], ref: Mapping[str, Counter[Any]],
+                 stop_cut: int) -> dict[str, Any]:
+    """One instance's own sink records (in its run directory, whether consumers read its copy
+    or another's) against the reference, from its first ``seq`` (a joiner's: its join cut) to
+    the stop: a replacement must compute exactly what the reference does from where it
+    joined. For instances that run every task (the home; every instance with ``U = 1``): a
+    replica's set of sinks changes with their users."""
+    from reuse.runtime.accounting import observed_records
+
+    first = child.spec.join if child.spec.join is not None else child.spec.start_seq
+    exp_n = obs_n = lost = dup = 0
+    for info in ledger["dags"].values():
+        lo = max(int(info["J"]), first)
+        hi = stop_cut if info["R"] is None else min(int(info["R"]), stop_cut)
+        for rid in info["sinks"].values():
+            obs = Counter((int(r["q"]), str(r["d"])) for r in observed_records(child.spec.root, rid)
+                          if lo <= r["q"] < hi)
+            exp = Counter({k: n for k, n in ref.get(rid, Counter()).items() if lo <= k[0] < hi})
+            exp_n, obs_n = exp_n + sum(exp.values()), obs_n + sum(obs.values())
+            lost += sum((exp - obs).values())
+            dup += sum((obs - exp).values())
+    return {"from": first, "expected": exp_n, "observed": obs_n, "lost": lost,
+            "duplicated": dup}
+
+
+def _report_streams(coord: Coordinator, stop_cut: int) -> None:
+    """``<root>/streams.json``: per sink stream, who published its records, when each became
+    readable (Redis's clock) and its longest pause, as consumers saw it."""
+    consumer = coord.consumer
+    out = {}
+    for s, recs in consumer.records.items():
+        times = [ms for _, _, ms, _, _ in recs]
+        out[s] = {"records": len(recs), "by": dict(Counter(b for *_, b in recs)),
+                  "longest_gap_s": round(longest_gap(times) / 1000, 3) if times else None,
+                  "first_ms": min(times) if times else None,
+                  "last_ms": max(times) if times else None, "arrivals_ms": times}
+    write_json(coord.root / "streams.json", {"stop_cut": stop_cut, "streams": out})

@@ -1,0 +1,287 @@
+"""One instance of a run replicated across applications: its own driver and Spark application,
+following the run's journal (``python -m reuse.runtime.apps.instance SPEC.json``).
+
+The coordinator (:mod:`reuse.runtime.apps.coordinator`) starts each instance as a child process
+in its own process group and gives it an :class:`InstanceSpec`. The instance runs the shared
+query (:class:`~reuse.runtime.engines.shared.engine.InplaceRuntime`) with three changes, all made
+by its :class:`Follower`:
+
+- **Ranges.** The tick source claims up to the mark the follower writes every tick:
+  ``min(clock, H, the next cut)`` (:func:`~reuse.runtime.apps.roles.ready_mark`), after the
+  follower has applied every operation the same atomic :meth:`OpLog.sync` returned. So every
+  instance applies every operation at its journal cut, and every cut is a batch boundary.
+- **Tasks.** Each batch runs the instance's set (:func:`~reuse.runtime.apps.roles.instance_tasks`:
+  the home every task, a replica the shared ones). A stateful task the instance starts running
+  at a cut takes its state there from the other instances (:class:`CutStates`); so does every
+  stateful task of a replacement that joins at a cut.
+- **Outputs.** After each batch, every dataflow sink's records in the batch are published to
+  its de-duplicated stream (:class:`OutputLog`), ``(seq, digest)`` keyed: consumers read each
+  record once, from whichever instance published it first. The task states at a cut are
+  offered to the others (:meth:`CutStates.put`).
+
+The instance registers its driver's PID and, once batches ran, its executors
+(:class:`Registry`, read by the coordinator into ``apps.json``), beats with its frontier every
+tick, and exits once it has processed everything below the journal's ``stop`` cut.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from reuse.runtime.apps.roles import RoleLog, instance_tasks, ready_mark
+from reuse.runtime.common.execution import build_task, next_offset
+from reuse.runtime.control import OpLog, OutputLog, Registry
+from reuse.runtime.control.cutstates import CutStates
+
+if TYPE_CHECKING:
+    from reuse.core.dataflow import Dataflow
+    from reuse.runtime.control.oplog import Operation
+    from reuse.runtime.engines.shared.deploy import Epoch
+    from reuse.runtime.engines.shared.engine import InplaceRuntime
+
+__all__ = ["Follower", "InstanceSpec", "main", "sink_stream"]
+
+
+@dataclass(frozen=True)
+class InstanceSpec:
+    """What the coordinator tells an instance (written as JSON, read by :func:`main`).
+
+    ``join``: the cut a replacement joins at (its states come from the live instances);
+    ``None`` for the first instances and for one restarted from its own ``root``."""
+
+    id: str
+    home: bool
+    run: str
+    redis: str
+    root: str
+    t0: int
+    start_seq: int
+    flows: list[dict[str, Any]]
+    mode: str = "reuse"
+    match: str = "exact"
+    master: str = "local[1]"
+    shards: int | None = None
+    max_events: int | None = None
+    rate: float = 10.0
+    trigger_s: float = 2.0
+    pi_iterations: int = 1600
+    data_dir: str | None = None
+    min_users: int = 2
+    join: int | None = None
+    conf: dict[str, str] = field(default_factory=dict)
+    seed_timeout_s: float = 120.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> InstanceSpec:
+        return cls(**d)
+
+
+def sink_stream(dag: str, join: int, sink: str) -> str:
+    """The output stream of one submission's sink: a dataflow submitted again is a new one.
+
+    >>> sink_stream("ETL", 120, "sink")
+    'ETL@120/sink'
+    """
+    return f"{dag}@{int(join)}/{sink}"
+
+
+class Follower:
+    """The instance's side of the control plane, and the engine's per-batch hooks
+    (:class:`~reuse.runtime.engines.shared.engine.BatchHooks`); see the module docstring."""
+
+    def __init__(self, engine: InplaceRuntime, spec: InstanceSpec,
+                 flows: dict[str, Dataflow]) -> None:
+        self.engine, self.spec, self.flows = engine, spec, flows
+        self.oplog = OpLog(spec.redis, spec.run)
+        self.registry = Registry(spec.redis, spec.run)
+        self.outputs = OutputLog(spec.redis, spec.run)
+        self.cut_states = CutStates(spec.redis, spec.run)
+        self.ready_path = Path(str(engine.follow))
+        self.ready_path.parent.mkdir(parents=True, exist_ok=True)
+        self.applied = 0  # operations of the journal applied
+        self.cuts: set[int] = set()
+        self.roles = RoleLog()
+        self.stop_cut: int | None = None
+        self.ran: frozenset[str] = frozenset()
+        self._stateful: dict[str, bool] = {}
+        self.executors: tuple[str, ...] = ()
+        from reuse.runtime.engines.shared.engine import ShardHandler
+
+        #: an instance restarted from its own checkpoint has claimed up to here already
+        self.floor = ShardHandler(engine).planned()
+
+    # --- the control loop (the follower's thread: the instance's main thread) --------------
+
+    def register(self) -> None:
+        self.registry.register(self.spec.id, executors=self.executors, home=self.spec.home,
+                               root=self.spec.root, join=self.spec.join)
+
+    def sync(self) -> int:
+        """Apply the journal's new operations, then write the ready mark; returns it."""
+        clock = next_offset(self.spec.t0, self.spec.rate)
+        horizon, ops = self.oplog.sync(self.applied, advance_to=clock)
+        for op in ops:
+            self._apply(op)
+            self.applied += 1
+        with self.engine.lock:
+            frontier = max(self.engine.deployment.frontier, self.engine.start_seq, self.floor)
+            mark = ready_mark(clock, horizon, self.cuts, frontier)
+            if self.stop_cut is not None:
+                mark = min(mark, max(self.stop_cut, frontier))
+        tmp = self.ready_path.with_name(self.ready_path.name + ".tmp")
+        tmp.write_text(str(mark), encoding="utf-8")
+        os.replace(tmp, self.ready_path)
+        self.registry.beat(self.spec.id, self.processed())
+        return mark
+
+    def processed(self) -> int:
+        """Every ``seq`` below this has been processed (and published)."""
+        h = self.engine.handler
+        return -1 if h is None or h.processed < 0 else h.processed
+
+    def _apply(self, op: Operation) -> None:
+        eng = self.engine
+        if op.op == "submit":
+            res = eng.submit(self.flows[op.dag], at=op.cut)
+            for sink in res["sinks"]:
+                self.outputs.open_sink(sink_stream(op.dag, op.cut, sink), op.cut)
+        elif op.op == "remove":
+            eng.remove(op.dag, at=op.cut)
+        elif op.op == "stop":
+            self.stop_cut = op.cut
+        with eng.lock:
+            self.cuts.add(op.cut)
+            if op.op in ("submit", "remove"):
+                live = {t: d["parents"] for t, d in eng.tasks.items() if d["end"] is None}
+                self.roles.set(op.cut, instance_tasks(self.spec.home, eng.planner.users(),
+                                                      live, self.spec.min_users))
+
+    def run(self, tick_s: float) -> None:
+        """Follow until everything below the ``stop`` cut is processed."""
+        next_look = 0.0
+        while True:
+            self.sync()
+            self.engine.poll()
+            if time.time() >= next_look:
+                next_look = time.time() + 5.0
+                self._look_for_executors()
+            if self.stop_cut is not None and self.processed() >= self.stop_cut:
+                return
+            time.sleep(tick_s)
+
+    def _look_for_executors(self) -> None:
+        """Register the executors the last batch ran on (``batches.jsonl``)."""
+        path = Path(self.spec.root) / "batches.jsonl"
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(max(0, path.stat().st_size - 65536))
+                last = fh.read().splitlines()[-1]
+            execs = tuple(sorted(set(json.loads(last).get("shard_exec", {}).values())))
+        except (FileNotFoundError, IndexError, ValueError):
+            return
+        if execs and execs != self.executors:
+            self.executors = execs
+            self.register()
+
+    # --- the engine's hooks (the handler's thread, in each batch) ----------------------------
+
+    def epoch(self, epoch: Epoch, lo: int) -> Epoch:
+        from reuse.runtime.engines.shared.deploy import Epoch
+
+        keep = self.roles.at(lo)
+        if keep is not None:
+            epoch = Epoch(epoch.version,
+                          tuple(tuple(t for t in s if t["id"] in keep) for s in epoch.shards))
+        self.ran = frozenset(t["id"] for s in epoch.shards for t in s)
+        return epoch
+
+    def _is_stateful(self, t: dict[str, Any]) -> bool:
+        if t["id"] not in self._stateful:
+            self._stateful[t["id"]] = (t["kind"] != "source" and bool(
+                build_task(t["type"], t["config"], self.engine.opts).stateful))
+        return self._stateful[t["id"]]
+
+    def seed(self, epoch: Epoch, states: dict[str, Any], lo: int) -> dict[str, Any]:
+        need = [t["id"] for s in epoch.shards for t in s
+                if int(t["start"]) < lo and t["id"] not in states and self._is_stateful(t)]
+        if need:  # joining, or a task newly shared enough to run here: warm, from a live one
+            states.update(self.cut_states.take(lo, need, timeout_s=self.spec.seed_timeout_s))
+        return states
+
+    def done(self, lo: int, hi: int, states: dict[str, Any],
+             sinks: dict[str, list[str]]) -> None:
+        with self.engine.lock:
+            at_cut = hi in self.cuts
+            subs = [(d["dag"], int(d["J"]), d["R"], dict(d["sinks"]))
+                    for d in self.engine.dags.values()]
+        if at_cut:
+            self.cut_states.put(hi, states)
+        parsed: dict[str, list[tuple[int, str, str]]] = {}
+        for dag, join, end, snk in subs:
+            a, b = max(lo, join), hi if end is None else min(hi, int(end))
+            if a >= b:
+                continue
+            for sink, rid in snk.items():
+                if rid not in self.ran:
+                    continue
+                if rid not in parsed:
+                    recs = []
+                    for text in sinks.get(rid, ()):
+                        for line in text.splitlines():
+                            if line:
+                                r = json.loads(line)
+                                recs.append((int(r["q"]), str(r["d"]), line))
+                    recs.sort(key=lambda x: x[0])
+                    parsed[rid] = recs
+                mine = [x for x in parsed[rid] if a <= x[0] < b]
+                self.outputs.publish(sink_stream(dag, join, sink), a, b, mine, by=self.spec.id)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one instance from its spec file until the journal's ``stop`` cut; a one-line error
+    and exit code 2 on a refused start."""
+    from reuse.core.dataflow import parse_dataflow
+    from reuse.core.errors import ReuseError
+    from reuse.runtime.engines.shared.engine import InplaceRuntime
+    from reuse.runtime.session import get_session, stop_session
+
+    args = sys.argv[1:] if argv is None else argv
+    spec = InstanceSpec.from_dict(json.loads(Path(args[0]).read_text(encoding="utf-8")))
+    flows = {f.id: f for f in (parse_dataflow(d) for d in spec.flows)}
+    spark = None
+    try:
+        spark = get_session(spec.master, extra=spec.conf)
+        engine = InplaceRuntime(spark, spec.root, mode=spec.mode, shards=spec.shards,
+                                rate=spec.rate, trigger_s=spec.trigger_s,
+                                pi_iterations=spec.pi_iterations, data_dir=spec.data_dir,
+                                t0_ms=spec.t0, max_events=spec.max_events, match=spec.match,
+                                follow=str(Path(spec.root) / "ckpt" / "shared" / "ready"))
+        follower = Follower(engine, spec, flows)
+        engine.hooks = follower
+        follower.register()
+        follower.sync()  # every operation so far (a joiner's before its cut too)
+        engine.start_following(spec.start_seq)
+        try:
+            follower.run(min(0.2, spec.trigger_s / 4))
+        finally:
+            engine.close()
+    except ReuseError as exc:
+        print(f"instance {spec.id}: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        if spark is not None:
+            stop_session(spark)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

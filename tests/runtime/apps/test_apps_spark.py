@@ -1,0 +1,101 @@
+"""k-safety across applications on Spark (issue 24's acceptance): two engine instances, each its
+own driver and Spark application, follow one journal on Redis; one driver is killed by PID
+mid-trace, with its JVM (its process group, as a machine's death would take it).
+
+Two identical dataflows over SYS (a stateful Kalman filter before the sink) merge when the
+second arrives and unmerge when it leaves; ``clean-sys`` (stateful Bloom filter) arrives after
+the kill. With ``U = 1`` both instances run every task, so every sink is replicated. The
+replacement joins at a cut decided in the journal, warm: its Kalman and Bloom states come from
+the live instance's states at that cut, and its own records are checked against the reference
+from there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reuse.core.dataflow import parse_dataflow
+from reuse.core.traces import Op
+from reuse.runtime.control import longest_gap
+from reuse.testing import missing, riot_flows
+
+pytestmark = pytest.mark.spark
+
+TRIGGER = 2.0
+
+
+def _flows() -> dict[str, Any]:
+    base = riot_flows("stats-sys")["stats-sys"]
+    keep = ["src", "parse", "kalman", "publish"]
+    tasks = [{"id": t, "type": base.task(t).type, "config": base.task(t).config} for t in keep]
+    streams = [["src", "parse"], ["parse", "kalman"], ["kalman", "publish"]]
+    flows = {n: parse_dataflow({"id": n, "tasks": tasks, "streams": streams})
+             for n in ("twin-a", "twin-b")}
+    flows["clean-sys"] = riot_flows("clean-sys")["clean-sys"]
+    return flows
+
+
+def test_a_killed_driver_pauses_no_output_and_a_replacement_joins_warm(tmp_path: Path) -> None:
+    if shutil.which("redis-server") is None:
+        pytest.skip(missing("redis", "redis-server is not installed"))
+    from reuse.runtime.apps.coordinator import Coordinator, apps_run
+
+    killed: dict[str, Any] = {}
+
+    def on_step(n: int, coord: Coordinator) -> None:
+        if n != 2:
+            return
+        apps = json.loads((tmp_path / "run" / "apps.json").read_text())
+        victim = next(i for i in apps["instances"] if i["id"] == "i1")
+
+        def kill() -> None:
+            time.sleep(3.0)
+            killed.update(pid=victim["driver_pid"], ms=time.time() * 1000)
+            os.killpg(victim["driver_pid"], signal.SIGKILL)
+
+        threading.Thread(target=kill, daemon=True).start()
+
+    ops = [Op("submit", "twin-a"), Op("submit", "twin-b"), Op("submit", "clean-sys"),
+           Op("remove", "twin-b")]
+    root = tmp_path / "run"
+    rows = apps_run(_flows(), ops, root=root, k_safe=1, replicate_min_users=1,
+                    step_seconds=8.0, rate=10.0, trigger_s=TRIGGER, warmup_s=2.0,
+                    on_step=on_step)
+
+    apps = json.loads((root / "apps.json").read_text())
+    by_id = {i["id"]: i for i in apps["instances"]}
+    assert {"i0", "i1", "i2"} <= set(by_id)
+    assert all(i["driver_pid"] > 0 and i["executors"] for i in by_id.values())
+    assert by_id["i1"]["driver_pid"] == killed["pid"] and by_id["i1"]["state"] == "dead"
+    assert by_id["i0"]["state"] == by_id["i2"]["state"] == "stopped"
+
+    # lost = duplicated = 0 as consumers read the de-duplicated streams
+    assert sum(r["lost"] for r in rows) == 0 and sum(r["duplicated"] for r in rows) == 0
+    assert sum(r["failures"] for r in rows) == 1
+
+    # the survivor kept publishing: no pause beyond 2 triggers from the kill to the stop
+    streams = json.loads((root / "streams.json").read_text())["streams"]
+    arrivals = [ms for s in streams.values() for ms in s["arrivals_ms"]]
+    after = [ms for ms in arrivals if ms >= killed["ms"]]
+    assert after, "no output after the kill"
+    gap = longest_gap(after, start_ms=killed["ms"])
+    assert gap <= 2 * TRIGGER * 1000, f"outputs paused {gap / 1000:.2f}s after the kill"
+
+    # the replacement joined at a journal cut, warm, and caught up (K-safe again)
+    (ev,) = apps["replacements"]
+    assert ev["event"] == "join" and ev["dead"] == "i1" and ev["new"] == "i2"
+    assert ev["restored_ms"] is not None
+    acc = json.loads((root / "accounting.json").read_text())["instances"]
+    assert acc["i2"]["from"] == ev["cut"] and acc["i2"]["expected"] > 0
+    assert acc["i2"]["lost"] == acc["i2"]["duplicated"] == 0, acc["i2"]
+    assert acc["i0"]["lost"] == acc["i0"]["duplicated"] == 0, acc["i0"]
+

@@ -1,0 +1,92 @@
+"""What each instance runs and how far it may claim (issue 24), without Spark or Redis."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from reuse.core.errors import ReuseError
+from reuse.runtime.apps.roles import RoleLog, check_apps, instance_tasks, ready_mark
+from reuse.runtime.common.planners import ReusePlanner
+from reuse.testing import riot_flows
+
+
+def _live(pl: ReusePlanner, flows: dict[str, Any], dags: list[str]) -> dict[str, list[str]]:
+    parents: dict[str, list[str]] = {}
+    for d in dags:
+        for t in pl.submit(flows[d]).start:
+            parents[t.id] = list(t.parents)
+    return parents
+
+
+def test_a_replica_runs_the_shared_tasks_closed_under_parents() -> None:
+    """On real RIoT dataflows: a replica instance's set is every task with ``>= U`` users and
+    each of its ancestors; the home and ``U = 1`` run everything."""
+    flows = riot_flows()
+    pl = ReusePlanner()
+    parents = _live(pl, flows, ["stats-sys", "clean-sys", "etl-sys", "pred-sys"])
+    users = pl.users()
+    for u in (2, 3):
+        got = instance_tasks(False, users, parents, u)
+        assert got is not None and got == {t for t, n in users.items() if n >= u}
+        assert all(p in got for t in got for p in parents[t])  # closed under parents
+    assert instance_tasks(True, users, parents, 2) is None
+    assert instance_tasks(False, users, parents, 1) is None
+
+
+def test_the_ready_mark_stops_at_every_cut_and_never_passes_the_horizon() -> None:
+    """Random clocks, horizons and cuts: claiming from the frontier to each mark in turn puts a
+    batch boundary on every cut, and no claim passes the horizon or the clock."""
+    rng = random.Random(7)
+    for _ in range(200):
+        cuts = sorted(rng.sample(range(1, 400), rng.randint(0, 8)))
+        frontier, bounds = 0, []
+        for clock in sorted(rng.sample(range(1, 500), 30)):
+            horizon = clock + rng.randint(-20, 20)
+            mark = ready_mark(clock, horizon, cuts, frontier)
+            assert mark >= frontier
+            assert mark == frontier or mark <= min(clock, horizon)
+            if mark > frontier:
+                bounds.append(mark)
+                frontier = mark
+        assert {c for c in cuts if c <= frontier} <= set(bounds)
+
+
+def test_the_role_log_answers_by_the_batch_first_seq() -> None:
+    log = RoleLog()
+    log.set(10, frozenset({"a"}))
+    log.set(10, frozenset({"a", "b"}))  # two operations at one cut: the last set holds
+    log.set(30, None)
+    assert log.at(9) == frozenset() and log.at(10) == {"a", "b"} and log.at(30) is None
+    with pytest.raises(ValueError, match="below"):
+        log.set(20, None)
+
+
+@pytest.mark.parametrize(("k", "u", "workers", "message"), [
+    (0, 2, None, "needs --k-safe K >= 1"),
+    (1, 0, None, "U must be an integer >= 1"),
+    (True, 2, None, "needs --k-safe K >= 1"),
+    (2, 2, 2, "needs K\\+1=3 workers"),
+])
+def test_parameters_it_cannot_run_are_one_line_errors(k: Any, u: Any, workers: Any,
+                                                      message: str) -> None:
+    with pytest.raises(ReuseError, match=message) as exc:
+        check_apps(k, u, workers=workers)
+    assert "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--k-safe", "0", "--replicas", "apps"], "--replicas apps needs --k-safe K >= 1"),
+    (["--k-safe", "1", "--replicas", "apps", "--replicate-min-users", "0"],
+     "U must be an integer >= 1"),
+    (["--k-safe", "1", "--replicas", "apps", "--merge", "partial"],
+     "needs the shared query"),
+    (["--k-safe", "1", "--replicas", "apps", "--split"], "unsplit"),
+])
+def test_reuse_run_refuses_bad_apps_parameters_before_anything_starts(
+        refused_run: Any, extra: list[str], message: str) -> None:
+    """One line, exit 1, and no JVM, Redis, instance, CSV or run directory."""
+    code, err = refused_run(extra)
+    assert code == 1 and len(err.splitlines()) == 1 and message in err, err
