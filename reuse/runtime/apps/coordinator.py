@@ -54,7 +54,7 @@ from reuse.runtime.common.files import read_json, write_json
 from reuse.runtime.control import OpLog, OutputLog, Registry, longest_gap
 from reuse.runtime.measure import CpuMeter, percentile
 
-__all__ = ["Child", "Coordinator", "apps_run"]
+__all__ = ["Child", "Consumer", "Coordinator", "apps_run", "start_apps"]
 
 RUN = "run"  # the control plane's run name: the run's Redis is its own
 
@@ -98,9 +98,17 @@ class Consumer:
 class Coordinator:
     """The instances of one run: start, watch, replace, stop (see the module docstring)."""
 
-    def __init__(self, root: Path, base: InstanceSpec, k: int, *, dead_s: float,
-                 meter: CpuMeter, log: Callable[[str], None] | None) -> None:
-        self.root, self.base, self.k = root, base, k
+    def __init__(self, root: Path, base: InstanceSpec, k: int, flows: Mapping[str, Dataflow],
+                 *, dead_s: float, meter: CpuMeter, log: Callable[[str], None] | None) -> None:
+        from reuse.runtime.common.planners import make_planner
+
+        self.root, self.base, self.k, self.flows = root, base, k, flows
+        # the same planner as every instance's, for the counts and the streams' tasks
+        self.planner = make_planner(base.mode == "reuse", base.match)
+        self.parents: dict[str, list[str]] = {}  # live running task -> its parents
+        self.sources: set[str] = set()
+        self.stream_task: dict[str, str] = {}  # sink stream -> its running sink task
+        self.broker: Any = None
         self.dead_s = dead_s
         self.meter = meter
         self.log = log
@@ -112,6 +120,61 @@ class Coordinator:
         self.streams: set[str] = set()  # every submission's sink streams so far
         self.stopping = False
         self._next = 0
+
+    def propose(self, op: str, dag: str, *, key: str) -> int:
+        """Decide ``op`` on ``dag`` in the journal (idempotent per ``key``); returns its cut."""
+        cut = self.oplog.propose(op, dag, key=key, by="coordinator").cut
+        if op == "submit":
+            pl = self.planner.submit(self.flows[dag])
+            for t in pl.start:
+                self.parents[t.id] = list(t.parents)
+                if t.kind == "source":
+                    self.sources.add(t.id)
+            for sink, rid in pl.sinks.items():
+                self.stream_task[sink_stream(dag, cut, sink)] = rid
+                self.streams.add(sink_stream(dag, cut, sink))
+        elif op == "remove":
+            for rid in self.planner.remove(dag).stop:
+                self.parents.pop(rid, None)
+        return cut
+
+    def hold(self, seconds: float) -> tuple[list[tuple[int, int | None]], int]:
+        """Watch and read for ``seconds``: the records read (arrival ms, emit ts) and the
+        instances replaced meanwhile."""
+        end = time.time() + seconds
+        arrivals: list[tuple[int, int | None]] = []
+        failures = 0
+        while True:
+            failures += len(self.watch())
+            self.restored()
+            arrivals += self.consumer.read(sorted(self.streams))
+            if time.time() >= end:
+                return arrivals, failures
+            time.sleep(min(0.25, max(0.0, end - time.time())))
+
+    def shared(self) -> frozenset[str] | None:
+        """The running tasks a replica instance runs now (``None``: every task)."""
+        return instance_tasks(False, self.planner.users(), self.parents, self.base.min_users)
+
+    def counts(self) -> dict[str, int]:
+        """Live running tasks and the copies the replica instances run (sources excluded)."""
+        tasks = [t for t in self.parents if t not in self.sources]
+        shared = self.shared()
+        reps = len(tasks) if shared is None else len(shared - self.sources)
+        return {"running_tasks": len(tasks), "replica_tasks": reps * self.k}
+
+    def replicated_streams(self) -> set[str]:
+        """The sink streams every instance computes now (a replica instance runs their task)."""
+        shared = self.shared()
+        return {s for s, rid in self.stream_task.items()
+                if rid in self.parents and (shared is None or rid in shared)}
+
+    def close(self) -> None:
+        """Kill what still runs, stop Redis and the meter."""
+        self.kill_all()
+        if self.broker is not None:
+            self.broker.stop()
+        self.meter.stop()
 
     @property
     def catch_up_events(self) -> int:
@@ -282,28 +345,21 @@ def _instance_master(master: str, k: int) -> tuple[str, dict[str, str]]:
     return master, {}
 
 
-def apps_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os.PathLike[str],
-             k_safe: int, replicate_min_users: int = 2, mode: str = "reuse",
-             match: str = "exact", step_seconds: float = 60.0, master: str = "local[2]",
-             rate: float = 10.0, trigger_s: float = 2.0, pi_iterations: int = 1600,
-             shards: int | None = None, max_events: int | None = None,
-             data_dir: str | os.PathLike[str] | None = None, warmup_s: float = 10.0,
-             check: bool = True, workers: int | None = None, dead_s: float | None = None,
-             on_step: Callable[[int, Coordinator], None] | None = None,
-             progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
-    """Replay ``ops`` on K+1 instances replicated across applications; the CSV rows of
-    :func:`reuse.runtime.run.run_trace` (columns it cannot fill are empty).
-
-    ``on_step(n, coordinator)`` is called as step ``n`` begins (the fault benchmark and the
-    test kill an instance there); ``dead_s``: a heartbeat older than this is a dead instance
-    (default: three triggers).
-    """
+def start_apps(flows: Mapping[str, Dataflow], *, root: str | os.PathLike[str], k_safe: int,
+               replicate_min_users: int = 2, mode: str = "reuse", match: str = "exact",
+               master: str = "local[2]", rate: float = 10.0, trigger_s: float = 2.0,
+               pi_iterations: int = 1600, shards: int | None = None,
+               max_events: int | None = None, data_dir: str | os.PathLike[str] | None = None,
+               workers: int | None = None, dead_s: float | None = None,
+               progress: Callable[[str], None] | None = None) -> Coordinator:
+    """Start a run's Redis and its K+1 instances and wait until each has run a batch; the
+    coordinator, which owns them (:meth:`Coordinator.close`). The benchmarks drive it
+    directly; :func:`apps_run` replays a trace on it."""
     from reuse.core.paths import riotbench_dir
     from reuse.runtime.common.planners import make_planner
     from reuse.runtime.dataplane.redis_bus import start_redis
 
     check_apps(k_safe, replicate_min_users, workers=workers)
-    check_trace(ops, flows)
     make_planner(mode == "reuse", match)  # a meaningless --match fails before anything starts
     root = Path(root).resolve()
     if (root / "apps.json").exists():
@@ -311,7 +367,7 @@ def apps_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
                                 file=str(root))
     (root / "apps").mkdir(parents=True, exist_ok=True)
     inst_master, conf = _instance_master(master, k_safe)
-    meter = CpuMeter()
+    meter = CpuMeter().start()
     broker = start_redis(root / "redis")
     meter.add_roots([broker.pid])
     t0 = int(time.time() * 1000)
@@ -322,19 +378,42 @@ def apps_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
                         max_events=max_events, rate=rate, trigger_s=trigger_s,
                         pi_iterations=pi_iterations, data_dir=str(riotbench_dir(data_dir)),
                         min_users=replicate_min_users, conf=conf)
-    coord = Coordinator(root, base, k_safe, dead_s=dead_s or max(3 * trigger_s, 5.0),
+    coord = Coordinator(root, base, k_safe, flows, dead_s=dead_s or max(3 * trigger_s, 5.0),
                         meter=meter, log=progress)
+    coord.broker = broker
     try:
         coord.oplog.open(start)
         for i in range(k_safe + 1):
             coord.spawn(home=(i == 0))
         coord.wait_ready()
         coord.write_apps()
-        if progress:
-            progress(f"{k_safe + 1} instances up: "
-                     + ", ".join(f"{c.spec.id} pid {c.pid}" for c in coord.live()))
-        time.sleep(warmup_s)
-        rows = _steps(coord, flows, ops, step_seconds, on_step, progress)
+    except BaseException:
+        coord.close()
+        raise
+    if progress:
+        progress(f"{k_safe + 1} instances up: "
+                 + ", ".join(f"{c.spec.id} pid {c.pid}" for c in coord.live()))
+    return coord
+
+
+def apps_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os.PathLike[str],
+             k_safe: int, step_seconds: float = 60.0, warmup_s: float = 10.0,
+             check: bool = True, on_step: Callable[[int, Coordinator], None] | None = None,
+             progress: Callable[[str], None] | None = None,
+             **kwargs: Any) -> list[dict[str, Any]]:
+    """Replay ``ops`` on K+1 instances replicated across applications; the CSV rows of
+    :func:`reuse.runtime.run.run_trace` (columns it cannot fill are empty). ``kwargs``: those
+    of :func:`start_apps`.
+
+    ``on_step(n, coordinator)`` is called as step ``n`` begins (the fault benchmark and the
+    test kill an instance there); ``dead_s``: a heartbeat older than this is a dead instance
+    (default: three triggers).
+    """
+    check_trace(ops, flows)
+    coord = start_apps(flows, root=root, k_safe=k_safe, progress=progress, **kwargs)
+    try:
+        coord.hold(warmup_s)
+        rows = _steps(coord, ops, step_seconds, on_step, progress)
         stop_cut = coord.stop()
         coord.consumer.read(sorted(coord.streams))
         coord.write_apps()
@@ -343,67 +422,42 @@ def apps_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
         _report_streams(coord, stop_cut)
         return rows
     finally:
-        coord.kill_all()
-        broker.stop()
-        meter.stop()
+        coord.close()
 
 
-def _steps(coord: Coordinator, flows: Mapping[str, Dataflow], ops: Sequence[Op],
-           step_seconds: float, on_step: Callable[[int, Coordinator], None] | None,
+def _steps(coord: Coordinator, ops: Sequence[Op], step_seconds: float,
+           on_step: Callable[[int, Coordinator], None] | None,
            progress: Callable[[str], None] | None) -> list[dict[str, Any]]:
-    from reuse.runtime.common.planners import make_planner
-
-    base = coord.base
-    planner = make_planner(base.mode == "reuse", base.match)
-    parents: dict[str, list[str]] = {}
-    kinds: dict[str, str] = {}
     rows: list[dict[str, Any]] = []
     last_ms = time.time() * 1000
     for n, op in enumerate(ops, 1):
         t0 = time.time()
         if on_step is not None:
             on_step(n, coord)
-        decided = coord.oplog.propose(op.op, op.dag, key=f"step-{n}", by="coordinator")
-        if op.op == "submit":
-            pl = planner.submit(flows[op.dag])
-            for t in pl.start:
-                parents[t.id], kinds[t.id] = list(t.parents), t.kind
-            for sink in pl.sinks:
-                coord.streams.add(sink_stream(op.dag, decided.cut, sink))
-        else:
-            for rid in planner.remove(op.dag).stop:
-                parents.pop(rid, None)
+        cut = coord.propose(op.op, op.dag, key=f"step-{n}")
         op_s = time.time() - t0
         cpu0 = coord.meter.total()
-        arrivals: list[tuple[int, int | None]] = []
-        failures = 0
-        while time.time() < t0 + step_seconds:
-            failures += len(coord.watch())
-            coord.restored()
-            arrivals += coord.consumer.read(sorted(coord.streams))
-            time.sleep(0.25)
+        arrivals, failures = coord.hold(t0 + step_seconds - time.time())
         t1 = time.time()
         cores = (coord.meter.total() - cpu0) / (t1 - t0)
-        users = planner.users()
-        tasks = [t for t in parents if kinds.get(t) != "source"]
-        shared = instance_tasks(False, users, parents, base.min_users)
-        replicas = len(tasks) if shared is None else len(shared - {t for t in parents
-                                                                   if kinds[t] == "source"})
         times = sorted(ms for ms, _ in arrivals)
         lat = [float(ms - ts) for ms, ts in arrivals if ts is not None]
-        row = {"step": n, "op": op.op, "dag": op.dag, "running_tasks": len(tasks),
-               "paused_tasks": 0, "replica_tasks": replicas * coord.k,
+        counts = coord.counts()
+        row = {"step": n, "op": op.op, "dag": op.dag, **counts, "paused_tasks": 0,
                "queries": len(coord.live()), "cores": round(cores, 4), "cores_steady": None,
                "p50_latency_ms": percentile(lat, 50), "p99_latency_ms": percentile(lat, 99),
                "events_in": None, "events_out": len(arrivals), "lost": None,
-               "duplicated": None, "cut": decided.cut, "op_seconds": round(op_s, 3),
+               "duplicated": None, "cut": cut, "op_seconds": round(op_s, 3),
                "failures": failures,
                "gap_s": round(longest_gap(times, start_ms=last_ms, end_ms=t1 * 1000) / 1000, 3),
                "t_start_ms": round(t0 * 1000), "t_end_ms": round(t1 * 1000)}
         last_ms = times[-1] if times else last_ms
         rows.append(row)
+        with open(coord.root / "rows.jsonl", "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({**row, "replicated_streams": sorted(coord.replicated_streams())})
+                     + "\n")
         if progress:
-            progress(f"[apps {n}/{len(ops)}] {op.op} {op.dag} at cut {decided.cut}: "
+            progress(f"[apps {n}/{len(ops)}] {op.op} {op.dag} at cut {cut}: "
                      f"{row['running_tasks']} tasks, {row['queries']} instances, "
                      f"{row['cores']:.2f} cores, gap {row['gap_s']} s"
                      + (f", {failures} instance(s) replaced" if failures else ""))
