@@ -15,6 +15,8 @@ A mode may carry k-safety (issue 13): ``reuse-inplace+k1u2`` is ``reuse-inplace`
 ``k_safe=1, replicate_min_users=2`` (replicas of every task used by at least two dataflows);
 ``+k1u1`` replicates every task. ``replica_tasks`` counts the replicas at the peak.
 ``reuse-inplace/split`` runs every running DAG split over the shards (issue 22, ``--split``).
+``reuse-inplace+k1u2/apps`` runs K+1 engine instances replicated across applications (issue
+24, ``--replicas apps``): each its own driver and Spark application, on ``local[N/(K+1)]``.
 
 Issue 22's scaling table: ``--master local[1]`` or ``local[2]`` (or ``spark://...``, a running
 cluster), ``--keying sensor`` (RIoT's keyed tasks per sensor instead of per field), and for the
@@ -80,13 +82,18 @@ def split_mode(mode: str) -> tuple[str, dict[str, Any]]:
     ('reuse-inplace', {'match': 'semantic'})
     >>> split_mode("default-inplace/split")
     ('default-inplace', {'split': True})
+    >>> split_mode("reuse-inplace+k1u2/apps")
+    ('reuse-inplace', {'k_safe': 1, 'replicate_min_users': 2, 'replicas': 'apps'})
     """
     mode, slash, how = mode.partition("/")
     extra: dict[str, Any] = {}
     if slash:
-        if how != "split":
-            raise SparkRuntimeError(f"unknown mode suffix /{how} (only /split)")
-        extra["split"] = True
+        if how == "split":
+            extra["split"] = True
+        elif how == "apps":
+            extra["replicas"] = "apps"
+        else:
+            raise SparkRuntimeError(f"unknown mode suffix /{how} (/split or /apps)")
     mode, _, match = mode.partition("~")
     if match:
         extra["match"] = match
@@ -112,6 +119,8 @@ def cell(mode: str, rate: float, args: argparse.Namespace) -> dict[str, Any]:
     pol = live_policy(base)
     order = [op.dag for op in seq_trace([f.id for f in flows], seed=1) if op.op == "submit"]
     by_id = {f.id: f for f in flows}
+    if ksafe.pop("replicas", None) == "apps":
+        return apps_cell(mode, rate, args, by_id, order, pol.mode.value, ksafe)
     spark = get_session(args.master)
     root = Path(tempfile.mkdtemp(prefix=f"rates-{mode.replace('/', '-')}-"))
     meter = CpuMeter()
@@ -166,6 +175,58 @@ def cell(mode: str, rate: float, args: argparse.Namespace) -> dict[str, Any]:
         meter.stop()
         rt.close()
         stop_session(spark)
+    return out
+
+
+def apps_cell(mode: str, rate: float, args: argparse.Namespace, flows: dict[str, Any],
+              order: list[str], how: str, ksafe: dict[str, Any]) -> dict[str, Any]:
+    """A cell of K+1 instances replicated across applications (issue 24, ``/apps``): the same
+    protocol as :func:`cell`, measured over every process of the run (the instances' drivers,
+    JVMs and Python workers, their Redis, and this coordinator). Latency is sampled from the
+    output streams' newest records (as :class:`SinkTail` samples the record files); the
+    backlog is the slowest live instance's."""
+    from reuse.runtime.apps.coordinator import start_apps
+    from reuse.runtime.common.execution import emitted_bound
+    from reuse.runtime.measure import percentile
+
+    root = Path(tempfile.mkdtemp(prefix=f"rates-{mode.replace('/', '-')}-"))
+    coord = start_apps(flows, root=root, mode=how, master=args.master, rate=rate,
+                       trigger_s=args.trigger, pi_iterations=args.pi_iterations,
+                       workers=2 if args.master.startswith("spark://") else None,
+                       **{k: v for k, v in ksafe.items() if k != "match"},
+                       match=ksafe.get("match", "exact"))
+    if args.master.startswith("spark://"):
+        from reuse.runtime.cluster import pids
+
+        coord.meter.add_roots(pids(args.cluster_dir).values())
+
+    def backlog() -> int:
+        fr = [i.frontier for i in coord.registry.live_instances(coord.dead_s)]
+        return max(0, emitted_bound(coord.base.t0, rate) + 1 - min(fr)) if fr else -1
+
+    out: dict[str, Any] = {"mode": mode, "rate": rate}
+    try:
+        t_ramp = time.time()
+        for i, dag in enumerate(order):
+            coord.propose("submit", dag, key=f"ramp-{i}")
+        out["ramp_s"] = round(time.time() - t_ramp, 1)
+        coord.hold(args.settle, sample=True)
+        b0, n0 = backlog(), coord.consumer.count(sorted(coord.streams))
+        c0, t0 = coord.meter.total(by_category=True), time.time()
+        arrivals, failures = coord.hold(args.window, sample=True)
+        c1, t1 = coord.meter.total(by_category=True), time.time()
+        b1, n1 = backlog(), coord.consumer.count(sorted(coord.streams))
+        lat = [float(ms - ts) for ms, ts in arrivals if ts is not None]
+        by = {k: round((c1[k] - c0.get(k, 0.0)) / (t1 - t0), 3) for k in c1}
+        p99 = percentile(lat, 99)
+        out.update({"cores": round(sum(by.values()), 3), "by_process": by,
+                    "outputs": n1 - n0, "p50_ms": percentile(lat, 50), "p99_ms": p99,
+                    "backlog_start": b0, "backlog_end": b1, **coord.counts(),
+                    "queries": len(coord.live()), "failures": failures,
+                    "sustained": n1 > n0 and b1 - b0 <= 2 * args.trigger * rate
+                    and p99 is not None and p99 < p99_limit_ms(args.trigger)})
+    finally:
+        coord.close()
     return out
 
 

@@ -95,6 +95,26 @@ class Consumer:
         return got
 
 
+    def sample(self, streams: Sequence[str], n: int = 20) -> list[tuple[int, int | None]]:
+        """Up to ``n`` of the newest records of each stream not sampled before, without
+        reading the rest (the benchmarks' latency sample; records are not kept)."""
+        got: list[tuple[int, int | None]] = []
+        client = self.outputs.client
+        for s in streams:
+            newer = f"({self.cursors[s]}" if s in self.cursors else "-"
+            out = client.xrevrange(self.outputs.key(f"out:{s}"), "+", newer, count=n)
+            if out:
+                self.cursors[s] = out[0][0].decode()
+            for raw_id, f in out:
+                got.append((int(raw_id.decode().split("-")[0]),
+                            json.loads(f[b"p"]).get("ts")))
+        return got
+
+    def count(self, streams: Sequence[str]) -> int:
+        """Records in the streams so far."""
+        return sum(self.outputs.size(s) for s in streams)
+
+
 class Coordinator:
     """The instances of one run: start, watch, replace, stop (see the module docstring)."""
 
@@ -138,16 +158,20 @@ class Coordinator:
                 self.parents.pop(rid, None)
         return cut
 
-    def hold(self, seconds: float) -> tuple[list[tuple[int, int | None]], int]:
+    def hold(self, seconds: float, *, sample: bool = False,
+             ) -> tuple[list[tuple[int, int | None]], int]:
         """Watch and read for ``seconds``: the records read (arrival ms, emit ts) and the
-        instances replaced meanwhile."""
+        instances replaced meanwhile. ``sample``: read only a sample of each stream's newest
+        records (:meth:`Consumer.sample`) instead of all of them."""
         end = time.time() + seconds
         arrivals: list[tuple[int, int | None]] = []
         failures = 0
         while True:
             failures += len(self.watch())
             self.restored()
-            arrivals += self.consumer.read(sorted(self.streams))
+            streams = sorted(self.streams)
+            arrivals += (self.consumer.sample(streams) if sample
+                         else self.consumer.read(streams))
             if time.time() >= end:
                 return arrivals, failures
             time.sleep(min(0.25, max(0.0, end - time.time())))

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from reuse.runtime.engines.shared.deploy import Epoch
     from reuse.runtime.engines.shared.engine import InplaceRuntime
 
-__all__ = ["Follower", "InstanceSpec", "main", "sink_stream"]
+__all__ = ["Follower", "InstanceSpec", "key_of", "main", "sink_stream"]
 
 
 @dataclass(frozen=True)
@@ -234,16 +234,24 @@ class Follower:
                 if rid not in self.ran:
                     continue
                 if rid not in parsed:
-                    recs = []
-                    for text in sinks.get(rid, ()):
-                        for line in text.splitlines():
-                            if line:
-                                r = json.loads(line)
-                                recs.append((int(r["q"]), str(r["d"]), line))
-                    recs.sort(key=lambda x: x[0])
-                    parsed[rid] = recs
+                    parsed[rid] = sorted((key_of(line) + (line,) for text in sinks.get(rid, ())
+                                          for line in text.splitlines() if line),
+                                         key=lambda x: x[0])
                 mine = [x for x in parsed[rid] if a <= x[0] < b]
                 self.outputs.publish(sink_stream(dag, join, sink), a, b, mine, by=self.spec.id)
+
+
+def key_of(line: str) -> tuple[int, str]:
+    """A sink record line's ``(seq, digest)``, without parsing the JSON (a publish takes every
+    record of every sink: :func:`reuse.runtime.common.execution.record_line` writes them).
+
+    >>> from reuse.runtime.common.execution import record_line
+    >>> key_of(record_line({"src": "S", "seq": 42, "ts": 1, "x": 1}, 2.0))[0]
+    42
+    """
+    q = line.index('"q":') + 4
+    d = line.index('"d":"', q) + 5
+    return int(line[q:line.index(",", q)]), line[d:line.index('"', d)]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,6 +21,10 @@ over that range computes them. For each record, in order:
   as the accounting's multisets count them) is in ``#seen``: dropped (another copy came first);
 - otherwise appended and its key added to ``#seen``.
 
+(When the range reaches the mark and ``#seen`` is empty, the common case, every record at or
+above the mark is new and its key would leave the set at once: they are appended without
+touching it.)
+
 Then, if the range reaches the mark (``lo <= M < hi``), ``M`` becomes ``hi`` and the keys
 below it leave ``#seen``: the set holds only keys above the mark, which is empty when every
 publish is contiguous, as it is while each instance publishes its batches in order from the
@@ -72,20 +76,32 @@ if not m then m = redis.call('GET', KEYS[4]) end
 if not m then return redis.error_reply('the run is not open (no start seq)') end
 m = tonumber(m)
 local lo, hi = tonumber(ARGV[1]), tonumber(ARGV[2])
-local seen_here = {}
 local added = 0
-for i = 4, #ARGV, 3 do
-  local q = tonumber(ARGV[i])
-  local base = ARGV[i] .. ':' .. ARGV[i + 1]
-  local n = seen_here[base] or 0
-  seen_here[base] = n + 1
-  if q >= m then
-    local k = base .. ':' .. n
-    if not redis.call('ZSCORE', KEYS[2], k) then
+if lo <= m and hi > m and redis.call('ZCARD', KEYS[2]) == 0 then
+  -- the common case: this range reaches the mark and no copy above it is known, so every
+  -- record at or above the mark is new, and the mark moves past them all
+  for i = 4, #ARGV, 3 do
+    if tonumber(ARGV[i]) >= m then
       redis.call('XADD', KEYS[1], '*', 'q', ARGV[i], 'd', ARGV[i + 1], 'p', ARGV[i + 2],
                  'b', ARGV[3])
-      redis.call('ZADD', KEYS[2], q, k)
       added = added + 1
+    end
+  end
+else
+  local seen_here = {}
+  for i = 4, #ARGV, 3 do
+    local q = tonumber(ARGV[i])
+    local base = ARGV[i] .. ':' .. ARGV[i + 1]
+    local n = seen_here[base] or 0
+    seen_here[base] = n + 1
+    if q >= m then
+      local k = base .. ':' .. n
+      if not redis.call('ZSCORE', KEYS[2], k) then
+        redis.call('XADD', KEYS[1], '*', 'q', ARGV[i], 'd', ARGV[i + 1], 'p', ARGV[i + 2],
+                   'b', ARGV[3])
+        redis.call('ZADD', KEYS[2], q, k)
+        added = added + 1
+      end
     end
   end
 end
