@@ -19,6 +19,14 @@ whole step), apart for sinks with replicas (their copies' union, as consumers re
 the others, and the run's replicas; per run, the batches whose shards ran on distinct
 executors before the first kill (anti-affinity).
 
+Across applications (issue 24): ``--faults driver --k-safe 1 --replicas apps`` runs K+1
+engine instances (``reuse run --replicas apps``) and kills the home instance's driver with its
+JVM (its process group) in each kill step; the coordinator replaces it (no ``--resume``). Per
+kill it prints the longest pause of every output as consumers read the de-duplicated streams
+(``gap_s``), the longest pause of the replicated streams (every instance computes them) and of
+the others, over the streams that had records before and after the step, and the time until
+the replacement caught up (K-safety restored).
+
 Run: ``.venv/bin/python benchmarks/runtime_faults.py [--workload riot] [--step-seconds 5]
 [--faults worker,executor,driver] [--workers 2 --k-safe 1 --replicate-min-users 2]
 [--json out.json]``  (about 15 minutes for RIoT at 5 s steps and three faults).
@@ -167,9 +175,51 @@ def anti_affinity(root: Path, before_ms: float) -> tuple[int, int]:
     return ok, n
 
 
+def rows_written(root: Path) -> int:
+    """Steps an apps run has finished (its coordinator's ``rows.jsonl``)."""
+    try:
+        return len((root / "rows.jsonl").read_text().splitlines())
+    except FileNotFoundError:
+        return 0
+
+
+def kill_home(root: Path) -> list[int]:
+    """Kill the live home instance of an apps run: its driver's process group (its JVM and
+    Python workers with it)."""
+    apps = json.loads((root / "apps.json").read_text())
+    pid = next(i["driver_pid"] for i in apps["instances"] if i["home"] and i["state"] == "live")
+    group = [pid] + [c.pid for c in psutil.Process(pid).children(recursive=True)]
+    os.killpg(pid, signal.SIGKILL)
+    return group
+
+
+def stream_gaps(root: Path, step: int) -> dict[str, Any]:
+    """Longest time in a step that an output stream had no new record, as consumers read it:
+    over the replicated streams (every instance computes them) and over the others, among the
+    streams with records before and after the step."""
+    from reuse.runtime.control import longest_gap
+
+    row = next(json.loads(ln) for ln in (root / "rows.jsonl").read_text().splitlines()
+               if json.loads(ln)["step"] == step)
+    lo, hi = float(row["t_start_ms"]), float(row["t_end_ms"])
+    reps = set(row["replicated_streams"])
+    streams = json.loads((root / "streams.json").read_text())["streams"]
+    rep, other = [], []
+    for name, st in streams.items():
+        if not st["records"] or st["first_ms"] >= lo or st["last_ms"] <= hi:
+            continue
+        g = longest_gap([t for t in st["arrivals_ms"] if lo <= t <= hi], start_ms=lo,
+                        end_ms=hi) / 1000
+        (rep if name in reps else other).append(g)
+    return {"replicated_sinks": len(rep), "replicated_gap_s": max(rep, default=None),
+            "other_sinks": len(other), "other_gap_s": max(other, default=None)}
+
+
 def run_fault(fault: str, dags: Path, trace: Path, work: Path, kill_steps: list[int],
               step_s: float, rate: float, workers: int = 1, k_safe: int = 0,
-              min_users: int = 2) -> dict[str, Any]:
+              min_users: int = 2, replicas: str = "shards") -> dict[str, Any]:
+    if replicas == "apps":
+        return run_apps_fault(dags, trace, work, kill_steps, step_s, rate, k_safe, min_users)
     tag = fault + (f"-w{workers}" if workers > 1 else "") + (
         f"-k{k_safe}u{min_users}" if k_safe else "")
     root, out = work / f"run-{tag}", work / f"{tag}.csv"
@@ -237,6 +287,63 @@ def run_fault(fault: str, dags: Path, trace: Path, work: Path, kill_steps: list[
             "failures": sum(int(r["failures"]) for r in rows), "steps": len(rows)}
 
 
+def run_apps_fault(dags: Path, trace: Path, work: Path, kill_steps: list[int], step_s: float,
+                   rate: float, k_safe: int, min_users: int) -> dict[str, Any]:
+    """The driver kill across applications: the home instance killed in each kill step, the
+    coordinator's replacement, the consumers' view."""
+    tag = f"driver-apps-k{k_safe}u{min_users}"
+    root, out = work / f"run-{tag}", work / f"{tag}.csv"
+    cmd = [*REUSE, "run", "--dags", str(dags), "--trace", str(trace), "--root", str(root),
+           "--out", str(out), "--step-seconds", str(step_s), "--rate", str(rate),
+           "--warmup-seconds", "5", "--k-safe", str(k_safe), "--replicas", "apps",
+           "--replicate-min-users", str(min_users)]
+    kills = []
+    proc = start(cmd)
+    for k in kill_steps:
+        while rows_written(root) < k - 1:
+            if proc.poll() is not None:
+                raise SystemExit(f"apps: the run ended (status {proc.returncode}) before step {k}")
+            time.sleep(0.1)
+        time.sleep(step_s / 3)
+        t = time.time()
+        pids = kill_home(root)
+        kills.append({"step": k, "pids": len(pids), "at": t, "pid": pids[0]})
+        print(f"  driver (apps): killed the home instance, {len(pids)} process(es), in step {k}",
+              flush=True)
+        while True:  # the next kill only once K-safety is back
+            apps = json.loads((root / "apps.json").read_text())
+            ev = [e for e in apps["replacements"] if e["dead_pid"] == pids[0]]
+            if ev and ev[0]["restored_ms"] is not None or proc.poll() is not None:
+                break
+            time.sleep(0.5)
+    if proc.wait() != 0:
+        raise SystemExit(f"apps: the run failed (status {proc.returncode}); see {root}")
+    rows = list(csv.DictReader(out.open()))
+    apps = json.loads((root / "apps.json").read_text())
+    hit = {k["step"] for k in kills}
+    normal = median(float(r["gap_s"]) for r in rows if int(r["step"]) not in hit)
+    res_kills = []
+    for k in kills:
+        r = rows[k["step"] - 1]
+        ev = next(e for e in apps["replacements"] if e["dead_pid"] == k["pid"])
+        res_kills.append({"step": k["step"], "killed": k["pids"],
+                          "failures": int(r["failures"]), "gap_s": float(r["gap_s"]),
+                          "recover_s": round(max(0.0, float(r["gap_s"]) - normal), 2),
+                          "replica_tasks": int(r["replica_tasks"] or 0),
+                          "running_tasks": int(r["running_tasks"]),
+                          "replacement": ev["event"], "restored_s": ev.get("restored_s"),
+                          **stream_gaps(root, k["step"])})
+    steady = [float(r["cores"]) for r in rows if int(r["step"]) not in hit]
+    return {"fault": "driver", "replicas": "apps", "workers": 1, "k_safe": k_safe,
+            "min_users": min_users, "kills": res_kills, "normal_gap_s": normal,
+            "distinct_executor_batches": 0, "multi_shard_batches": 0,
+            "mean_cores": round(sum(steady) / len(steady), 3) if steady else None,
+            "peak_replicas": max(int(r["replica_tasks"] or 0) for r in rows),
+            "lost": sum(int(r["lost"]) for r in rows),
+            "duplicated": sum(int(r["duplicated"]) for r in rows),
+            "failures": sum(int(r["failures"]) for r in rows), "steps": len(rows)}
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -253,6 +360,8 @@ def main() -> int:
                    help="workers of the executor fault's cluster (one executor is killed)")
     p.add_argument("--k-safe", type=int, default=0)
     p.add_argument("--replicate-min-users", type=int, default=2)
+    p.add_argument("--replicas", choices=["shards", "apps"], default="shards",
+                   help="apps: K+1 instances (issue 24); only the driver fault")
     p.add_argument("--json", default=None)
     args = p.parse_args()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -266,17 +375,19 @@ def main() -> int:
     for fault in args.faults.split(","):
         t = time.time()
         res = run_fault(fault, dags, trace, work, steps, args.step_seconds, args.rate,
-                        args.workers, args.k_safe, args.replicate_min_users)
+                        args.workers, args.k_safe, args.replicate_min_users, args.replicas)
         res["wall_s"] = round(time.time() - t)
         results.append(res)
         print(json.dumps(res), flush=True)
     print("\n| fault | workers | k-safe | step | processes killed | failures recorded | "
           "longest output pause (s) | normal pause (s) | time to recover (s) | replicas | "
           "replicated sinks: longest gap (s) | other sinks: longest gap (s) | lost | "
-          "duplicated |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "duplicated | K-safe again after (s) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         ks = f"K={r['k_safe']}, U={r['min_users']}" if r["k_safe"] else "-"
+        if r.get("replicas") == "apps":
+            ks += ", apps"
         for k in r["kills"]:
             where = "peak" if k["step"] == peak else "mid-trace"
             rg = (f"{k['replicated_gap_s']:.1f} ({k['replicated_sinks']})"
@@ -286,7 +397,8 @@ def main() -> int:
             print(f"| {r['fault']} | {r['workers']} | {ks} | {k['step']} ({where}) | "
                   f"{k['killed']} | {k['failures']} | {k['gap_s']:.1f} | "
                   f"{r['normal_gap_s']:.1f} | {k['recover_s']:.1f} | {k['replica_tasks']} | "
-                  f"{rg} | {og} | {r['lost']} | {r['duplicated']} |")
+                  f"{rg} | {og} | {r['lost']} | {r['duplicated']} | "
+                  f"{k.get('restored_s', '-')} |")
     for r in results:
         print(f"{r['fault']} workers={r['workers']} k={r['k_safe']} U={r['min_users']}: "
               f"shards on distinct executors in {r['distinct_executor_batches']} of "

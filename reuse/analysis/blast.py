@@ -27,6 +27,14 @@ Reuse + k-safety (``K``, ``U``)
     adds 1 to its executor's load). The other tasks stay with their running DAG. ``K + 1 > E``
     is an error: the replicas need ``K + 1`` distinct executors.
 
+Reuse + k-safety across applications (``replicas="apps"``)
+    issue 24's ``reuse run --k-safe K --replicas apps``: ``K + 1`` engine instances, each on
+    executors of its own (instance ``j`` on executors ``e`` with ``e mod (K+1) = j``). The home
+    instance places every running DAG as Reuse does, on its executors; each other instance
+    places the replicated part of each running DAG (its tasks used by ``>= U`` dataflows) as
+    one unit on its executors. A failed executor takes down what one instance ran there; a
+    replicated task survives in the other instances.
+
 The loss rule
 -------------
 Executor ``e`` fails. A task is lost when every one of its replicas was on ``e``; a dataflow
@@ -72,7 +80,8 @@ from reuse.core.planner import StepRecord, replay, write_table
 from reuse.core.traces import Op
 
 __all__ = ["MODES", "Snapshot", "Placement", "check_parameters", "replicated", "snapshot", "balance",
-           "default_placement", "reuse_placement", "ksafe_placement", "lost", "blast_radius",
+           "default_placement", "reuse_placement", "ksafe_placement", "apps_placement",
+           "KSAFE_PLACEMENTS", "lost", "blast_radius",
            "BlastStep", "blast_step", "blast_trace", "BLAST_COLUMNS", "write_blast", "peaks"]
 
 #: the three modes, in the order of the CSV columns and the figure
@@ -228,6 +237,30 @@ def ksafe_placement(state: Snapshot, executors: int, k: int, min_users: int,
     return Placement(executors, replicas), uses
 
 
+def apps_placement(state: Snapshot, executors: int, k: int, min_users: int,
+                   ) -> tuple[Placement, Uses]:
+    """k-safety across applications: ``K + 1`` instances on disjoint executors, the home with
+    every running DAG, the others with the replicated part of each (see the module docstring).
+
+    >>> st = Snapshot({"A": ("s", "a"), "B": ("s", "b")}, {"r": ("s", "a", "b")},
+    ...               {"s": frozenset("AB"), "a": frozenset("A"), "b": frozenset("B")})
+    >>> p, uses = apps_placement(st, 4, 1, 2)
+    >>> dict(p.replicas), sorted(lost(p, uses, 0)), sorted(lost(p, uses, 1))
+    ({'s': (0, 1), 'a': (0,), 'b': (0,)}, ['A', 'B'], [])
+    """
+    check_parameters(executors, k, min_users)
+    chosen = replicated({t: len(u) for t, u in state.users.items()}, min_users)
+    replicas: dict[str, list[int]] = {}
+    for j in range(k + 1):
+        own = [e for e in range(executors) if e % (k + 1) == j]
+        units = {rd: tuple(t for t in ts if j == 0 or t in chosen)
+                 for rd, ts in state.running.items()}
+        for task, (e,) in _whole({u: ts for u, ts in units.items() if ts}, len(own)).items():
+            replicas.setdefault(task, []).append(own[e])
+    return (Placement(executors, {t: tuple(h) for t, h in replicas.items()}),
+            state.reuse_uses())
+
+
 def lost(placement: Placement, uses: Uses, executor: int) -> frozenset[str]:
     """The dataflows that lose output when ``executor`` fails: those using a task every
     replica of which was there.
@@ -277,10 +310,16 @@ class BlastStep:
                 for c, v in ((c, getattr(self, c)) for c in BLAST_COLUMNS)}
 
 
+#: where k-safety's copies run: placement per ``replicas`` choice (``reuse run --replicas``)
+KSAFE_PLACEMENTS = {"shards": ksafe_placement, "apps": apps_placement}
+
+
 def blast_step(state: Snapshot, executors: int, k: int = 1, min_users: int = 2, *,
-               step: int = 0, op: str = "", dag: str = "") -> BlastStep:
-    """Place ``state`` in the three modes and measure each one's blast radius."""
-    ksafe, ksafe_uses = ksafe_placement(state, executors, k, min_users)
+               step: int = 0, op: str = "", dag: str = "",
+               replicas: str = "shards") -> BlastStep:
+    """Place ``state`` in the three modes and measure each one's blast radius (``replicas``:
+    k-safety's copies in other shards of one query, or in other applications)."""
+    ksafe, ksafe_uses = KSAFE_PLACEMENTS[replicas](state, executors, k, min_users)
     return BlastStep(step, op, dag, len(state.dataflows),
                      *blast_radius(*default_placement(state, executors)),
                      *blast_radius(*reuse_placement(state, executors)),
@@ -288,18 +327,22 @@ def blast_step(state: Snapshot, executors: int, k: int = 1, min_users: int = 2, 
 
 
 def blast_trace(flows: Mapping[str, Dataflow], ops: Sequence[Op], executors: int, k: int = 1,
-                min_users: int = 2, *, check: bool = False) -> list[BlastStep]:
+                min_users: int = 2, *, check: bool = False,
+                replicas: str = "shards") -> list[BlastStep]:
     """Replay ``ops`` (:func:`reuse.core.planner.replay`) and measure every step's blast radius.
 
     The parameters are checked before the first operation.
     """
     check_parameters(executors, k, min_users)
+    if replicas not in KSAFE_PLACEMENTS:
+        raise ReuseError(f"replicas must be one of {', '.join(KSAFE_PLACEMENTS)}, got "
+                         f"{replicas!r}")
     manager = Manager()
     out: list[BlastStep] = []
 
     def measure(rec: StepRecord, _delta: PlanDelta) -> None:
         out.append(blast_step(snapshot(manager), executors, k, min_users, step=rec.step,
-                              op=rec.op, dag=rec.dag))
+                              op=rec.op, dag=rec.dag, replicas=replicas))
 
     replay(flows, ops, check=check, manager=manager, on_step=measure)
     return out

@@ -15,7 +15,7 @@ def cmd_blast(args: argparse.Namespace) -> int:
     check_parameters(args.executors, args.k_safe, args.replicate_min_users)
     flows, ops = load_replay_inputs(args)
     steps = blast_trace(flows, ops, args.executors, args.k_safe, args.replicate_min_users,
-                        check=not args.no_check)
+                        check=not args.no_check, replicas=args.replicas)
     write_blast(steps, args.out)
     p = peaks(steps)
     print(f"{p['steps']} steps -> {args.out}; {args.executors} executors, K={args.k_safe} for "
@@ -38,4 +38,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
                    help="replicated tasks run as K+1 replicas on distinct executors (default 1)")
     b.add_argument("--replicate-min-users", type=int, default=2, metavar="U",
                    help="replicate the tasks used by at least U submitted dataflows (default 2)")
+    b.add_argument("--replicas", choices=["shards", "apps"], default="shards",
+                   help="where the K copies run: other shards of the one query (default) or "
+                        "K other engine instances on executors of their own (reuse run "
+                        "--replicas apps)")
     b.set_defaults(func=cmd_blast)

@@ -44,18 +44,23 @@ class BlastRun:
     k: int
     min_users: int
     steps: list[BlastStep]
+    replicas: str = "shards"
 
     @property
     def label(self) -> str:
-        return f"E={self.executors}, K={self.k}, U={self.min_users}"
+        where = ", across applications" if self.replicas == "apps" else ""
+        return f"E={self.executors}, K={self.k}, U={self.min_users}{where}"
 
 
 def blast_run(workload: str, trace: str, flows: Sequence[Dataflow], executors: int = 4,
-              k: int = 1, min_users: int = 2, walk: int | None = None) -> BlastRun:
-    """Measure the trace ``trace`` of a workload (``walk`` shortens random walks)."""
+              k: int = 1, min_users: int = 2, walk: int | None = None,
+              replicas: str = "shards") -> BlastRun:
+    """Measure the trace ``trace`` of a workload (``walk`` shortens random walks; ``replicas``:
+    k-safety's copies in shards of one query or in other applications)."""
     built = build_trace(workload, trace, flows, walk=walk)
-    steps = blast_trace(built.flows, list(built.ops), executors, k, min_users)
-    return BlastRun(workload, trace, executors, k, min_users, steps)
+    steps = blast_trace(built.flows, list(built.ops), executors, k, min_users,
+                        replicas=replicas)
+    return BlastRun(workload, trace, executors, k, min_users, steps, replicas)
 
 
 def blast_frame(run: BlastRun) -> pd.DataFrame:
@@ -74,7 +79,8 @@ def blast_frame(run: BlastRun) -> pd.DataFrame:
 def summary_row(run: BlastRun) -> dict[str, Any]:
     """The trace at a glance (:func:`reuse.analysis.blast.peaks`) with its workload and parameters."""
     return {"workload": run.workload, "trace": run.trace, "executors": run.executors,
-            "k": run.k, "min_users": run.min_users, **peaks(run.steps)}
+            "k": run.k, "min_users": run.min_users, "replicas": run.replicas,
+            **peaks(run.steps)}
 
 
 def plot_blast(run: BlastRun, ax: Any) -> None:
@@ -112,18 +118,21 @@ def draw_blast(run: BlastRun, fig: Any) -> None:
 
 def blast_figures(workload: str, flows: Sequence[Dataflow], out_dir: str | Path,
                   trace: str = "seq", executors: int = 4, k: int = 1, min_users: int = 2,
-                  walk: int | None = None) -> tuple[BlastRun, pd.DataFrame]:
+                  walk: int | None = None, replicas: str = "shards",
+                  ) -> tuple[BlastRun, pd.DataFrame]:
     """Measure a workload's trace; save ``blast_<w>_<trace>.csv``, ``fig_blast_<w>_<trace>.png``
-    and ``summary_blast_<w>.csv``; return the run and the summary."""
+    and ``summary_blast_<w>.csv`` (each with ``_apps`` before the suffix for copies across
+    applications); return the run and the summary."""
     from matplotlib.figure import Figure  # no pyplot: the caller's backend stays as it was
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    run = blast_run(workload, trace, flows, executors, k, min_users, walk)
-    write_blast(run.steps, out / f"blast_{workload}_{trace}.csv")
+    run = blast_run(workload, trace, flows, executors, k, min_users, walk, replicas)
+    tag = "_apps" if replicas == "apps" else ""  # beside the shards' files, not over them
+    write_blast(run.steps, out / f"blast_{workload}_{trace}{tag}.csv")
     fig = Figure(figsize=FIGSIZE, layout="tight")
     draw_blast(run, fig)
-    fig.savefig(out / f"fig_blast_{workload}_{trace}.png", dpi=110)
+    fig.savefig(out / f"fig_blast_{workload}_{trace}{tag}.png", dpi=110)
     summary = pd.DataFrame([summary_row(run)])
-    summary.to_csv(out / f"summary_blast_{workload}.csv", index=False)
+    summary.to_csv(out / f"summary_blast_{workload}{tag}.csv", index=False)
     return run, summary

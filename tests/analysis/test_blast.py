@@ -14,6 +14,7 @@ import pytest
 from reuse.analysis.blast import (
     BLAST_COLUMNS,
     Placement,
+    apps_placement,
     blast_radius,
     blast_step,
     blast_trace,
@@ -176,6 +177,32 @@ def test_riot_seq_replicating_everything_loses_nothing() -> None:
     steps = blast_trace(trace.flows, trace.ops, 4, 1, 1, check=False)
     assert all(s.ksafe_worst == 0 for s in steps)
     assert max(s.reuse_worst for s in steps) > max(s.default_worst for s in steps)
+
+
+@needs_data
+@pytest.mark.parametrize(("executors", "k", "users"), [(2, 1, 2), (4, 1, 2), (6, 2, 2), (4, 1, 1)])
+def test_riot_seq_across_applications(executors: int, k: int, users: int) -> None:
+    """Issue 24's placement: every running task in the home instance, each replicated one in
+    K more instances, no instance sharing an executor with another; a replicated task's
+    copies are on K+1 distinct executors, the rest on one; replicating everything loses
+    nothing; the copies cost what they cost in one query."""
+    trace = build_trace("riot", "seq", load_workload("riot"))
+    m = Manager()
+    for op in trace.ops:
+        m.submit(trace.flows[op.dag]) if op.op == "submit" else m.remove(op.dag)
+        state = snapshot(m)
+        p, uses = apps_placement(state, executors, k, users)
+        counts = m.reuse_counts()
+        for task, held in p.replicas.items():
+            want = k + 1 if counts[task] >= users else 1
+            assert len(held) == want and len(set(held)) == want
+            assert sorted(e % (k + 1) for e in held) == list(range(want))  # one per instance
+        assert p.extra == ksafe_placement(state, executors, k, users)[0].extra
+        s = blast_step(state, executors, k, users, replicas="apps")
+        # a failed executor of a replica instance loses nothing: only the home's can
+        assert all(not lost(p, uses, e) for e in range(executors) if e % (k + 1))
+        if users == 1:
+            assert s.ksafe_worst == 0
 
 
 # --- the command ----------------------------------------------------------------------------

@@ -41,3 +41,18 @@ def test_blast_figures_write_the_panel_and_summary(tmp_path) -> None:
     assert len(steps) == len(run.steps) == 42
     assert saved.loc[0, "reuse_peak"] == steps["reuse_worst"].max()
     assert saved.loc[0, "ksafe_peak"] <= saved.loc[0, "reuse_peak"]
+
+
+@pytest.mark.skipif(not (data_dir() / "riotbench").is_dir(),
+                    reason=missing("data", "data/ not set up (run scripts/setup.sh)"))
+def test_blast_figures_across_applications_sit_beside_the_shards(tmp_path) -> None:
+    """``replicas="apps"`` writes its own files (the batch runs both), and its summary says
+    which placement it is."""
+    blast_figures("riot", load_workload("riot"), tmp_path, executors=4, k=1, min_users=2)
+    _, apps = blast_figures("riot", load_workload("riot"), tmp_path, executors=4, k=1,
+                            min_users=2, replicas="apps")
+    shards = pd.read_csv(tmp_path / "summary_blast_riot.csv")
+    saved = pd.read_csv(tmp_path / "summary_blast_riot_apps.csv")
+    assert (tmp_path / "fig_blast_riot_seq_apps.png").stat().st_size > 5000
+    assert list(shards["replicas"]) == ["shards"] and list(saved["replicas"]) == ["apps"]
+    assert saved.loc[0, "replicas_extra_peak"] == shards.loc[0, "replicas_extra_peak"]
