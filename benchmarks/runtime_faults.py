@@ -304,13 +304,16 @@ def run_apps_fault(dags: Path, trace: Path, work: Path, kill_steps: list[int], s
             if proc.poll() is not None:
                 raise SystemExit(f"apps: the run ended (status {proc.returncode}) before step {k}")
             time.sleep(0.1)
+        if rows_written(root) > k - 1:
+            raise SystemExit(f"apps: step {k} ended before K-safety was back from the last kill")
         time.sleep(step_s / 3)
         t = time.time()
         pids = kill_home(root)
         kills.append({"step": k, "pids": len(pids), "at": t, "pid": pids[0]})
         print(f"  driver (apps): killed the home instance, {len(pids)} process(es), in step {k}",
               flush=True)
-        while True:  # the next kill only once K-safety is back
+        deadline = time.time() + 120
+        while time.time() < deadline:  # the next kill only once K-safety is back
             apps = json.loads((root / "apps.json").read_text())
             ev = [e for e in apps["replacements"] if e["dead_pid"] == pids[0]]
             if ev and ev[0]["restored_ms"] is not None or proc.poll() is not None:

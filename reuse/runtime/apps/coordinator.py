@@ -304,6 +304,7 @@ class Coordinator:
                                                        or me.frontier >= min(others) - slack):
                 e["restored_ms"] = int(time.time() * 1000)
                 e["restored_s"] = round((e["restored_ms"] - e["detected_ms"]) / 1000, 3)
+                self.write_apps()
 
     def write_apps(self) -> Path:
         """``<root>/apps.json``: every instance (driver PID, executors, role, fate) and every
