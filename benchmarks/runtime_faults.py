@@ -193,25 +193,30 @@ def kill_home(root: Path) -> list[int]:
     return group
 
 
-def stream_gaps(root: Path, step: int) -> dict[str, Any]:
-    """Longest time in a step that an output stream had no new record, as consumers read it:
-    over the replicated streams (every instance computes them) and over the others, among the
-    streams with records before and after the step."""
+def stream_gaps(root: Path, step: int, until_ms: float) -> dict[str, Any]:
+    """Longest time that output stopped, as consumers read the streams, from the start of the
+    killed step to ``until_ms`` (a few seconds after K-safety was back, so an outage that
+    outlasts its step is counted whole): over every stream together (``gap_s``), over the
+    replicated streams (every instance computes them) and over the others, among the streams
+    with records before and after that window."""
     from reuse.runtime.control import longest_gap
 
     row = next(json.loads(ln) for ln in (root / "rows.jsonl").read_text().splitlines()
                if json.loads(ln)["step"] == step)
-    lo, hi = float(row["t_start_ms"]), float(row["t_end_ms"])
+    lo, hi = float(row["t_start_ms"]), max(float(row["t_end_ms"]), until_ms)
     reps = set(row["replicated_streams"])
     streams = json.loads((root / "streams.json").read_text())["streams"]
-    rep, other = [], []
+    rep, other, every = [], [], []
     for name, st in streams.items():
         if not st["records"] or st["first_ms"] >= lo or st["last_ms"] <= hi:
             continue
-        g = longest_gap([t for t in st["arrivals_ms"] if lo <= t <= hi], start_ms=lo,
-                        end_ms=hi) / 1000
+        times = [t for t in st["arrivals_ms"] if lo <= t <= hi]
+        every += times
+        g = longest_gap(times, start_ms=lo, end_ms=hi) / 1000
         (rep if name in reps else other).append(g)
-    return {"replicated_sinks": len(rep), "replicated_gap_s": max(rep, default=None),
+    return {"gap_s": round(longest_gap(every, start_ms=lo, end_ms=hi) / 1000, 3),
+            "window_s": round((hi - lo) / 1000, 1),
+            "replicated_sinks": len(rep), "replicated_gap_s": max(rep, default=None),
             "other_sinks": len(other), "other_gap_s": max(other, default=None)}
 
 
@@ -321,6 +326,12 @@ def run_apps_fault(dags: Path, trace: Path, work: Path, kill_steps: list[int], s
             time.sleep(0.5)
     if proc.wait() != 0:
         raise SystemExit(f"apps: the run failed (status {proc.returncode}); see {root}")
+    return apps_result(root, out, kills, k_safe, min_users)
+
+
+def apps_result(root: Path, out: Path, kills: list[dict[str, Any]], k_safe: int,
+                min_users: int) -> dict[str, Any]:
+    """An apps run's figures per kill (``kills``: step and the killed driver's PID)."""
     rows = list(csv.DictReader(out.open()))
     apps = json.loads((root / "apps.json").read_text())
     hit = {k["step"] for k in kills}
@@ -329,13 +340,14 @@ def run_apps_fault(dags: Path, trace: Path, work: Path, kill_steps: list[int], s
     for k in kills:
         r = rows[k["step"] - 1]
         ev = next(e for e in apps["replacements"] if e["dead_pid"] == k["pid"])
+        gaps = stream_gaps(root, k["step"], float(ev["restored_ms"] or 0) + 5000)
         res_kills.append({"step": k["step"], "killed": k["pids"],
-                          "failures": int(r["failures"]), "gap_s": float(r["gap_s"]),
-                          "recover_s": round(max(0.0, float(r["gap_s"]) - normal), 2),
+                          "failures": int(r["failures"]),
+                          "recover_s": round(max(0.0, gaps["gap_s"] - normal), 2),
                           "replica_tasks": int(r["replica_tasks"] or 0),
                           "running_tasks": int(r["running_tasks"]),
                           "replacement": ev["event"], "restored_s": ev.get("restored_s"),
-                          **stream_gaps(root, k["step"])})
+                          **gaps})
     steady = [float(r["cores"]) for r in rows if int(r["step"]) not in hit]
     return {"fault": "driver", "replicas": "apps", "workers": 1, "k_safe": k_safe,
             "min_users": min_users, "kills": res_kills, "normal_gap_s": normal,
