@@ -22,8 +22,10 @@ What the coordinator does (it runs no task and starts no JVM):
    of the dead one (the home, with ``U > 1``: its unshared tasks ran nowhere else), or when no
    instance is alive, the replacement restarts from the dead instance's own run directory
    instead (its checkpoint and saved states, as ``--resume`` does), so nothing is lost; that
-   needs the dead instance's disk. K-safety is *restored* once the replacement's frontier has
-   reached the lowest frontier of the others.
+   needs the dead instance's disk. A replacement still catching up is no source of states:
+   when only such instances are left, the next dead one restarts from its disk too (it then
+   puts its states at the journal's cuts, where a waiting joiner takes them). K-safety is
+   *restored* once the replacement's frontier has reached the lowest frontier of the others.
 5. At the end, proposes ``stop``; every instance exits once it has processed everything below
    its cut. The outputs are accounted against the reference execution as consumers read them
    (``lost``, ``duplicated``), and ``<root>/apps.json`` records every instance (its
@@ -260,13 +262,16 @@ class Coordinator:
                 if not exited:  # hung: make sure it is gone before another takes its place
                     _kill_group(c.pid)
                 dead.append(c)
-        made = [ev for c in dead if (ev := self._replace(c, now_ms)) is not None]
+        # where a joiner can take its states from: live instances that are not themselves
+        # replacements still catching up (nor those made below)
+        pending = {e["new"] for e in self.events if e["restored_ms"] is None}
+        survivors = [c for c in self.live() if c.spec.id not in pending]
+        made = [ev for c in dead if (ev := self._replace(c, now_ms, survivors)) is not None]
         if dead:
             self.write_apps()
         return made
 
-    def _replace(self, dead: Child, now_ms: int) -> dict[str, Any] | None:
-        live = self.live()
+    def _replace(self, dead: Child, now_ms: int, live: list[Child]) -> dict[str, Any] | None:
         own_tasks = dead.spec.home and self.base.min_users > 1
         if self.stopping and live and not own_tasks:
             return None  # the live ones finish the run; a joiner would have nothing to do
@@ -511,8 +516,16 @@ def _account(coord: Coordinator, rows: list[dict[str, Any]], stop_cut: int) -> N
 
     ledger = _survivor_ledger(coord)
     ref = reference_records(ledger, stop_cut)
-    own = {c.spec.id: _own_outputs(c, ledger, ref, stop_cut) for c in coord.children.values()
-           if c.state == "stopped" and (c.spec.home or c.spec.min_users <= 1)}
+    reused = {c.spec.root for c in coord.children.values() if c.spec.join is None
+              and sum(1 for o in coord.children.values() if o.spec.root == c.spec.root) > 1}
+    own = {}
+    for c in coord.children.values():
+        if not (c.spec.home or c.spec.min_users <= 1):
+            continue
+        if c.state == "stopped":
+            own[c.spec.id] = _own_outputs(c, ledger, ref, stop_cut)
+        elif c.spec.root not in reused:  # a dead one, up to its last batch's saved states
+            own[c.spec.id] = _own_outputs(c, ledger, ref, min(stop_cut, _saved_upto(c)))
     marks = [int(r["cut"]) for r in rows]
     lost = [0] * len(rows)
     dup = [0] * len(rows)
@@ -537,13 +550,23 @@ def _account(coord: Coordinator, rows: list[dict[str, Any]], stop_cut: int) -> N
     write_json(coord.root / "accounting.json", {"streams": report, "instances": own})
 
 
+def _saved_upto(child: Child) -> int:
+    """The end of the last batch whose states (saved after its sink records) an instance
+    wrote: a dead instance's records are complete below it."""
+    d = Path(child.spec.root) / "ckpt" / "shared" / "tstate"
+    files = sorted(d.glob("*.json")) if d.is_dir() else []
+    return int(read_json(files[-1])["hi"]) if files else child.spec.start_seq
+
+
 def _own_outputs(child: Child, ledger: Mapping[str, Any], ref: Mapping[str, Counter[Any]],
                  stop_cut: int) -> dict[str, Any]:
     """One instance's own sink records (in its run directory, whether consumers read its copy
     or another's) against the reference, from its first ``seq`` (a joiner's: its join cut) to
-    the stop: a replacement must compute exactly what the reference does from where it
-    joined. For instances that run every task (the home; every instance with ``U = 1``): a
-    replica's set of sinks changes with their users."""
+    ``stop_cut`` (the run's stop, or where a dead one stopped): a replacement must compute
+    exactly what the reference does from where it joined. For instances that run every task
+    (the home; every instance with ``U = 1``): a replica's set of sinks changes with their
+    users. An instance restarted from a dead one's directory is counted once, as the one that
+    ran last there."""
     from reuse.runtime.accounting import observed_records
 
     first = child.spec.join if child.spec.join is not None else child.spec.start_seq
@@ -558,8 +581,8 @@ def _own_outputs(child: Child, ledger: Mapping[str, Any], ref: Mapping[str, Coun
             exp_n, obs_n = exp_n + sum(exp.values()), obs_n + sum(obs.values())
             lost += sum((exp - obs).values())
             dup += sum((obs - exp).values())
-    return {"from": first, "expected": exp_n, "observed": obs_n, "lost": lost,
-            "duplicated": dup}
+    return {"from": first, "upto": stop_cut, "expected": exp_n, "observed": obs_n,
+            "lost": lost, "duplicated": dup}
 
 
 def _report_streams(coord: Coordinator, stop_cut: int) -> None:
