@@ -51,6 +51,7 @@ INSIDE: dict[str, tuple[tuple[str, ...], ...]] = {
         ("reuse.runtime.accounting", "reuse.runtime.cluster", "reuse.runtime.floor",
          "reuse.runtime.journal", "reuse.runtime.measure", "reuse.runtime.progress",
          "reuse.runtime.session", "reuse.runtime.spread"),
+        ("reuse.runtime.apps",),  # K+1 engine instances and their coordinator (issue 24)
         ("reuse.runtime.run",),
     ),
     "reuse.cli": (
