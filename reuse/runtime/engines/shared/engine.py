@@ -254,7 +254,7 @@ class ShardHandler:
             epoch = self.engine.deployment.claim(lo, hi)
             if hooks is not None:
                 epoch = hooks.epoch(epoch, lo)
-        before = self.states.before(batch_id) or self.engine.seed or {}
+        before = self.states.before(batch_id) or {}
         states = seed_replicas(epoch, dict(before.get("tasks", {})), lo)
         if hooks is not None:
             states = hooks.seed(epoch, states, lo)
@@ -387,10 +387,8 @@ class InplaceRuntime:
         self.follow = follow
         self.sinks_dir: str | None = (str(self.root / "sinks") if shared_disk and not follow
                                       else None)
-        #: per-batch calls of an instance (:class:`reuse.runtime.apps.instance.Hooks`)
+        #: per-batch calls of an instance (:class:`reuse.runtime.apps.instance.Follower`)
         self.hooks: BatchHooks | None = None
-        #: the states the first batch starts from when none is saved (a joining instance's)
-        self.seed: dict[str, Any] | None = None
         if not shared_disk:
             self.opts["data_file"] = ship_data(spark, self.data_dir, self.root)
         self.limit = limit
