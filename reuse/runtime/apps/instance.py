@@ -174,8 +174,9 @@ class Follower:
             if time.time() >= next_look:
                 next_look = time.time() + 5.0
                 self._look_for_executors()
-            if self.stop_cut is not None and self.processed() >= self.stop_cut:
-                return
+            if self.stop_cut is not None and max(self.processed(),
+                                                 self.engine.start_seq) >= self.stop_cut:
+                return  # (a joiner whose cut is the stop has nothing to run)
             time.sleep(tick_s)
 
     def _look_for_executors(self) -> None:
