@@ -556,8 +556,13 @@ def resume_run(root: str | os.PathLike[str], *, ui: bool = False,
     """
     from reuse.core.dataflow import parse_dataflow
     from reuse.core.traces import Op
+    from reuse.runtime import SparkRuntimeError
     from reuse.runtime.journal import load_journal
 
+    if (Path(root) / "apps.json").exists():
+        raise SparkRuntimeError("is a run across applications (--replicas apps): its "
+                                "coordinator restarts the instances that die, and a run whose "
+                                "coordinator died cannot be resumed", file=str(root))
     state = load_journal(Path(root))
     p = state.start
     try:

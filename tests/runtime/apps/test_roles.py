@@ -90,3 +90,15 @@ def test_reuse_run_refuses_bad_apps_parameters_before_anything_starts(
     """One line, exit 1, and no JVM, Redis, instance, CSV or run directory."""
     code, err = refused_run(extra)
     assert code == 1 and len(err.splitlines()) == 1 and message in err, err
+
+
+def test_a_run_across_applications_is_not_resumed(tmp_path: Any, capsys: Any) -> None:
+    """``--resume`` on an apps run's directory: one line saying why, exit 1, nothing written."""
+    from reuse.cli import main
+
+    (tmp_path / "apps.json").write_text("{}")
+    out = tmp_path / "out.csv"
+    code = main(["run", "--resume", str(tmp_path), "--out", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert code == 1 and len(err.splitlines()) == 1 and "--replicas apps" in err, err
+    assert not out.exists()
