@@ -19,7 +19,7 @@ by its :class:`Follower`:
   record once, from whichever instance published it first. The task states at a cut are
   offered to the others (:meth:`CutStates.put`).
 
-The instance registers its driver's PID and, once batches ran, its executors
+The instance registers its driver's PID and, as its batches run, their executors
 (:class:`Registry`, read by the coordinator into ``apps.json``), beats with its frontier every
 tick, and exits once it has processed everything below the journal's ``stop`` cut.
 """
@@ -167,31 +167,13 @@ class Follower:
 
     def run(self, tick_s: float) -> None:
         """Follow until everything below the ``stop`` cut is processed."""
-        next_look = 0.0
         while True:
             self.sync()
             self.engine.poll()
-            if time.time() >= next_look:
-                next_look = time.time() + 5.0
-                self._look_for_executors()
             if self.stop_cut is not None and max(self.processed(),
                                                  self.engine.start_seq) >= self.stop_cut:
                 return  # (a joiner whose cut is the stop has nothing to run)
             time.sleep(tick_s)
-
-    def _look_for_executors(self) -> None:
-        """Register the executors the last batch ran on (``batches.jsonl``)."""
-        path = Path(self.spec.root) / "batches.jsonl"
-        try:
-            with open(path, "rb") as fh:
-                fh.seek(max(0, path.stat().st_size - 65536))
-                last = fh.read().splitlines()[-1]
-            execs = tuple(sorted(set(json.loads(last).get("shard_exec", {}).values())))
-        except (FileNotFoundError, IndexError, ValueError):
-            return
-        if execs and execs != self.executors:
-            self.executors = execs
-            self.register()
 
     # --- the engine's hooks (the handler's thread, in each batch) ----------------------------
 
@@ -218,8 +200,11 @@ class Follower:
             states.update(self.cut_states.take(lo, need, timeout_s=self.spec.seed_timeout_s))
         return states
 
-    def done(self, lo: int, hi: int, states: dict[str, Any],
-             sinks: dict[str, list[str]]) -> None:
+    def done(self, lo: int, hi: int, states: dict[str, Any], sinks: dict[str, list[str]],
+             executors: list[str]) -> None:
+        if executors and tuple(executors) != self.executors:  # for apps.json
+            self.executors = tuple(executors)
+            self.register()
         with self.engine.lock:
             at_cut = hi in self.cuts
             subs = [(d["dag"], int(d["J"]), d["R"], dict(d["sinks"]))

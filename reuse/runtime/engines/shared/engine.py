@@ -196,9 +196,10 @@ class BatchHooks(Protocol):
     def seed(self, epoch: Epoch, states: dict[str, Any], lo: int) -> dict[str, Any]:
         """The states of tasks this instance runs from ``lo`` on but did not run before."""
 
-    def done(self, lo: int, hi: int, states: dict[str, Any],
-             sinks: dict[str, list[str]]) -> None:
-        """After the batch: its task states and sink records, to publish."""
+    def done(self, lo: int, hi: int, states: dict[str, Any], sinks: dict[str, list[str]],
+             executors: list[str]) -> None:
+        """After the batch: its task states and sink records, to publish, and the executors
+        its shards ran on."""
 
 
 class ShardHandler:
@@ -301,7 +302,7 @@ class ShardHandler:
         self.states.save(batch_id, {"tasks": new_states, "lo": lo, "hi": hi,
                                     "version": epoch.version, "cursors": cursors})
         if hooks is not None:
-            hooks.done(lo, hi, new_states, sink_text)
+            hooks.done(lo, hi, new_states, sink_text, sorted(set(shard_exec.values())))
         self.processed = max(self.processed, hi)
         self.batches += 1
         self.engine.observe(cpu, hi - lo)
