@@ -16,6 +16,7 @@ source "$ROOT/scripts/setup.sh"
 cd "$ROOT"
 "$ROOT/.venv/bin/ruff" check reuse tests benchmarks experiments mkdocs_hooks.py
 "$ROOT/.venv/bin/mypy" --no-error-summary reuse
+"$VENV_PY" "$ROOT/benchmarks/report.py" --check
 if [ "$FAST" = 1 ]; then
     exec "$VENV_PY" -m pytest -p no:cacheprovider -m "not spark and not browser" "$@"
 fi

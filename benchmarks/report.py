@@ -1,0 +1,727 @@
+"""Results tables generated from their raw files, and the check that keeps them so (issue 33).
+
+A table in BENCHMARKS.md, README.md or ``docs/*.md`` whose numbers come from a committed raw
+file under ``docs/bench/`` lives between two markers::
+
+    <!-- report:NAME -->
+    (the table, written by this script)
+    <!-- /report:NAME -->
+
+``NAME`` is an entry of :func:`registry`: the raw files it reads and a pure function from
+their JSON to Markdown. ``python benchmarks/report.py`` rewrites every marked block from its
+files. ``python benchmarks/report.py --check`` rewrites nothing and exits 1 with one line per
+problem:
+
+- a block that differs from what its files render (a table edited by hand);
+- a raw file an entry reads that is missing;
+- a marker with no registry entry, or a block not closed;
+- a ``docs/bench/*.json`` path cited in those files that does not exist (a path in a fenced
+  or indented code block is a command to run, not a citation, and is not checked; a path with
+  a ``*`` must match at least one file);
+- a verdict word ("met", "not met", "missed", "decided", "not decided", "no difference")
+  that disagrees with the spread rule (:func:`reuse.runtime.spread.compare`). Which comparison
+  a word belongs to is said explicitly: a ``<!-- verdict:NAME -->`` marker on the word's line
+  names an entry whose ``verdict`` function computes the outcome from its raw file, and every
+  verdict word on that line (outside inline code) must agree with it. A verdict word on the
+  same line as a cited raw file, without such a marker, is a problem too: the checker cannot
+  tell which comparison it claims. Words inside a generated block are checked by regenerating
+  the block.
+
+Nothing here runs Spark or a benchmark; the registry is built when :func:`registry` is
+called, not at import.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import re
+import statistics
+import sys
+import textwrap
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a script from anywhere: the repo's ``reuse``
+    sys.path.insert(0, str(ROOT))
+
+from reuse.runtime.spread import compare  # noqa: E402
+
+__all__ = ["Entry", "check", "main", "markdown_files", "registry", "render_all"]
+
+BENCH = "docs/bench"
+NO_PROVENANCE = "raw file without provenance: written before issue 33"
+
+#: the verdict a ``verdict`` function returns, and the words that may state it
+VERDICT_WORDS = {
+    "met": {"met", "decided"},
+    "missed": {"missed", "not met", "decided"},
+    "no difference": {"no difference", "decided"},
+    "not decided": {"not decided"},
+}
+_WORD = re.compile(r"\b(not decided|not met|no difference|decided|missed|met)\b", re.I)
+_START = re.compile(r"^(?P<indent>[ \t]*)<!-- report:(?P<name>[^ ]+) -->[ \t]*$")
+_END = re.compile(r"^[ \t]*<!-- /report:(?P<name>[^ ]+) -->[ \t]*$")
+_VERDICT = re.compile(r"<!-- verdict:(?P<name>[^ ]+) -->")
+_CITE = re.compile(r"docs/bench/[A-Za-z0-9_.*\-]+\.json")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_CODE_SPAN = re.compile(r"`[^`]*`")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One generated table and/or one verdict, from raw files under ``docs/bench/``.
+
+    ``render`` takes the files' JSON, in the order of ``files``, and returns the table's
+    Markdown (without the provenance footnote, which :func:`render_block` adds). ``verdict``
+    takes the same and returns a key of :data:`VERDICT_WORDS`.
+    """
+
+    name: str
+    files: tuple[str, ...]
+    render: Callable[[list[Any]], str] | None = None
+    verdict: Callable[[list[Any]], str] | None = None
+
+
+# ---------------------------------------------------------------- formatting helpers
+
+def _f(x: float | None, digits: int = 3) -> str:
+    """``x`` to ``digits`` places as the benchmark scripts print it (Python's rounding of the
+    binary value: 0.2425 -> 0.242)."""
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def _n(x: int | float) -> str:
+    return f"{int(round(x)):,}"
+
+
+def _table(header: Sequence[str], align: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    def row(cells: Sequence[str]) -> str:
+        return "|" + "|".join(f" {c} " if c else " " for c in cells) + "|"
+
+    return "\n".join([row(header), "|" + "|".join(align) + "|", *map(row, rows)])
+
+
+def _left(n: int) -> list[str]:
+    return ["---"] * n
+
+
+def _spread(values: Sequence[float], digits: int = 3) -> str:
+    """One value as itself; several as ``median [min, max]``."""
+    if len(values) == 1:
+        return _f(values[0], digits)
+    return (f"{_f(statistics.median(values), digits)} [{_f(min(values), digits)}, "
+            f"{_f(max(values), digits)}]")
+
+
+def _cells(raw: dict[str, Any], mode: str, rate: float | None = None) -> list[dict[str, Any]]:
+    return [c for c in raw["cells"] if c["mode"] == mode and not c.get("failed")
+            and (rate is None or c["rate"] == rate)]
+
+
+def _cores(raw: dict[str, Any], mode: str, rate: float | None = None) -> list[float]:
+    return [float(c["cores"]) for c in _cells(raw, mode, rate)]
+
+
+def _floor_cores(raw: dict[str, Any], mode: str, rate: float) -> float:
+    """The floor's cores for ``mode``'s work at ``rate`` (Default's work for a default mode)."""
+    side = "default" if mode.startswith("default") else "reuse"
+    return float(raw["floor"][side]["ms_per_seq"]) * rate / 1000.0
+
+
+def _lat(c: dict[str, Any]) -> str:
+    return f"{c['p50_ms'] / 1000:.1f} / {c['p99_ms'] / 1000:.1f}"
+
+
+def _modes(raw: dict[str, Any]) -> list[str]:
+    seen: list[str] = []
+    for c in raw["cells"]:
+        if c["mode"] not in seen:
+            seen.append(c["mode"])
+    return seen
+
+
+def _mode_label(mode: str) -> str:
+    """``reuse-inplace+k1u2/apps`` -> ``reuse-inplace, K=1, U=2, apps``."""
+    m = re.fullmatch(r"(.+)\+k(\d+)u(\d+)(/apps)?", mode)
+    if not m:
+        return mode
+    return f"{m[1]}, K={m[2]}, U={m[3]}" + (", apps" if m[4] else "")
+
+
+def _step(step: int) -> str:
+    return {10: "10 (mid-trace)", 21: "21 (peak)"}.get(step, str(step))
+
+
+def _target_lower(a: str, values_a: Sequence[float], b: str, values_b: Sequence[float]) -> str:
+    """The verdict on the target "``a`` below ``b``" by the spread rule."""
+    v = compare(a, values_a, b, values_b)
+    if v.outcome == "lower":
+        return "met" if v.lower == a else "missed"
+    return v.outcome
+
+
+# ---------------------------------------------------------------- renderers
+
+def _rates_curve(raws: list[Any]) -> str:
+    """runtime_rates.py's cost curve: every cell, then the savings against the work saved."""
+    raw = raws[0]
+    rows = []
+    for c in raw["cells"]:
+        fl = _floor_cores(raw, c["mode"], c["rate"])
+        rows.append([c["mode"], f"{c['rate']:g}", _f(c["cores"]), _f(fl), f"{c['cores'] / fl:.1f}",
+                     _lat(c), f"{c['backlog_start']} -> {c['backlog_end']}", str(c["queries"]),
+                     "yes" if c["sustained"] else "no"])
+    out = [_table(["mode", "rate/s", "cores", "floor (same work)", "x floor",
+                   "p50 / p99 latency s", "backlog start -> end", "queries", "sustained"],
+                  ["---", "---:", "---:", "---:", "---:", "---", "---", "---:", "---"], rows)]
+    saved = []
+    for rate in sorted({c["rate"] for c in raw["cells"]}):
+        work = _floor_cores(raw, "default", rate) - _floor_cores(raw, "reuse", rate)
+
+        def diff(a: str, b: str, rate: float = rate) -> float | None:
+            ca, cb = _cores(raw, a, rate), _cores(raw, b, rate)
+            return ca[0] - cb[0] if ca and cb else None
+
+        inplace = diff("default-inplace", "reuse-inplace")
+        saved.append([f"{rate:g}", _f(work), _f(inplace),
+                      "-" if inplace is None else f"{inplace / work:.3f}",
+                      _f(diff("default", "reuse")), _f(diff("default", "reuse-relaunch-lazy"))])
+    out.append(_table(["rate/s", "work saved (floor Default - Reuse)",
+                       "default-inplace - reuse-inplace", "ratio", "default - reuse",
+                       "default - reuse-relaunch-lazy"], ["---:"] * 6, saved))
+    return "\n\n".join(out)
+
+
+def _rates_max(raws: list[Any]) -> str:
+    """runtime_rates.py's ``--max-rate`` search, one line per mode as the script prints it."""
+    lines = []
+    for mode, m in raws[0]["max_rate"].items():
+        probes = ", ".join(
+            f"{p['rate']:g}/s {'ok' if p['sustained'] else 'no'} ({p['cores']:.2f} cores, "
+            f"p99 {p['p99_ms'] / 1000:.1f} s)" for p in m["probes"])
+        lines.append(f"- {mode}: highest sustained {m['sustained']:g}/s, not sustained at "
+                     f"{m['failed_at']:g}/s; probes: {probes}")
+    return "\n".join(lines)
+
+
+def _rates_ksafe(raws: list[Any]) -> str:
+    raw = raws[0]
+    rows = []
+    for c in raw["cells"]:
+        fl = _floor_cores(raw, c["mode"], c["rate"])
+        rows.append([_mode_label(c["mode"]), str(c["running_tasks"]), str(c["replica_tasks"]),
+                     _f(c["cores"]), f"{c['cores'] / fl:.1f}", _lat(c),
+                     "yes" if c["sustained"] else "no"])
+    return _table(["mode", "tasks", "replicas", "cores", "x floor", "p50 / p99 latency (s)",
+                   "sustained"], ["---", "---:", "---:", "---:", "---:", "---", "---"], rows)
+
+
+#: the target row of issue 24's table (its ratio to Default is the headline)
+_APPS_TARGET = "reuse-inplace+k1u2/apps"
+
+
+def _rates_apps(raws: list[Any]) -> str:
+    """Issue 24's cost at the RIoT SEQ peak: median [min, max] over the interleaved runs, the
+    ratio to Default's median (with the range of every pair of runs), and the verdicts."""
+    raw = raws[0]
+    rate = float(raw["cells"][0]["rate"])
+    base = _cores(raw, "default-inplace", rate)
+    rows = []
+    for mode in _modes(raw):
+        cells = _cells(raw, mode, rate)
+        vals = [float(c["cores"]) for c in cells]
+        med = statistics.median(vals)
+        if mode == "default-inplace":
+            ratio = "1"
+        else:
+            r = f"{med / statistics.median(base):.2f}"
+            if mode == _APPS_TARGET:
+                r = f"**{r}**"
+            ratio = (r if len(vals) < 2 else
+                     f"{r} [{min(vals) / max(base):.2f}, {max(vals) / min(base):.2f}]")
+        sus = sum(1 for c in cells if c["sustained"])
+        rows.append([_mode_label(mode), str(cells[0]["running_tasks"]),
+                     str(cells[0].get("replica_tasks", 0)), _spread(vals),
+                     f"{med / _floor_cores(raw, mode, rate):.1f}", ratio,
+                     f"{sus} of {len(raw['cells']) // len(_modes(raw))}"])
+    table = _table(["mode", "tasks", "copies", "cores", "x floor", "against Default",
+                    "sustained"], ["---", "---:", "---:", "---:", "---:", "---:", "---"], rows)
+    verdicts = []
+    pairs = [("reuse-inplace", "default-inplace")]
+    for p in str(raw["args"].get("compare") or "").split(","):
+        if p and tuple(p.split(":")) not in pairs:
+            a, b = p.split(":")
+            pairs.append((a, b))
+    for a, b in pairs:
+        verdicts.append(f"- {compare(a, _cores(raw, a, rate), b, _cores(raw, b, rate))}")
+    return table + "\n\nBy the spread rule (`reuse.runtime.spread.compare`):\n\n" + "\n".join(
+        verdicts)
+
+
+def _rates_apps_opmw(raws: list[Any]) -> str:
+    raw = raws[0]
+    base = _cores(raw, "default-inplace")[0]
+    rows = []
+    for c in raw["cells"]:
+        rows.append([_mode_label(c["mode"]), str(c["running_tasks"]),
+                     str(c.get("replica_tasks", 0)), _f(c["cores"]),
+                     "1" if c["mode"] == "default-inplace" else f"{c['cores'] / base:.2f}"])
+    return _table(["mode", "tasks", "copies", "cores", "against Default"],
+                  ["---", "---:", "---:", "---:", "---:"], rows)
+
+
+def _rates_partial(raws: list[Any]) -> str:
+    """Issue 12's enactment table from its five invocations: (workload, file, mode, rate)."""
+    riot, riot_shared, riot_slow, opmw, opmw_shared = raws
+    plan = [("RIoT", riot_slow, "default", 100), ("RIoT", riot_shared, "default-shared", 100),
+            ("RIoT", riot, "reuse", 100), ("RIoT", riot, "default", 300),
+            ("RIoT", riot_shared, "default-shared", 300), ("RIoT", riot, "reuse", 300),
+            ("OPMW", opmw, "default", 10), ("OPMW", opmw, "reuse", 10),
+            ("OPMW", opmw_shared, "default-shared", 10)]
+    rows = []
+    first_default = True
+    for workload, raw, mode, rate in plan:
+        cell = next(c for c in raw["cells"] if c["mode"] == mode and c["rate"] == rate)
+        label = mode
+        if mode == "default" and first_default:
+            label, first_default = "default (own sources, the paper's baseline)", False
+        fl = _f(_floor_cores(raw, mode, rate))
+        if cell.get("failed"):
+            rows.append([workload, label, "-", f"{rate:g}", "failed to start", fl, "-", "-", "-"])
+            continue
+        trigger = float(raw["args"]["trigger"])
+        if cell["sustained"]:
+            sus = "yes"
+        elif cell["backlog_end"] < cell["backlog_start"]:
+            sus = "no (catching up)"
+        elif cell["p99_ms"] / 1000 > 2.5 * trigger:
+            sus = "p99 over"
+        else:
+            sus = "no"
+        rows.append([workload, label, str(cell["queries"]), f"{rate:g}", _f(cell["cores"]), fl,
+                     _lat(cell), f"{_n(cell['backlog_start'])} -> {_n(cell['backlog_end'])}",
+                     sus])
+    return _table(["workload", "mode", "queries", "rate/s", "cores", "floor (same work)",
+                   "p50 / p99 latency (s)", "backlog start -> end", "sustained"],
+                  ["---", "---", "---:", "---:", "---:", "---:", "---", "---", "---"], rows)
+
+
+def _faults(raws: list[Any]) -> str:
+    rows = []
+    for run in raws[0]:
+        for k in run["kills"]:
+            rows.append([run["fault"], _step(k["step"]), str(k["killed"]), str(k["failures"]),
+                         _f(k["gap_s"], 1), _f(run["normal_gap_s"], 1), _f(k["recover_s"], 1),
+                         str(run["lost"]), str(run["duplicated"])])
+    return _table(["fault", "step", "processes killed", "failures recorded",
+                   "longest output pause (s)", "normal pause (s)", "time to recover (s)", "lost",
+                   "duplicated"], _left(9), rows)
+
+
+def _sink_gap(gap: float | None, n: int) -> str:
+    return f"- ({n})" if not n or gap is None else f"{gap:.1f} ({n})"
+
+
+def _ksafe_label(run: dict[str, Any]) -> str:
+    return "no k-safety" if not run["k_safe"] else f"K={run['k_safe']}, U={run['min_users']}"
+
+
+def _faults_ksafe(raws: list[Any]) -> str:
+    rows = []
+    for run in raws[0]:
+        for k in run["kills"]:
+            rows.append([_ksafe_label(run), _step(k["step"]), str(k["running_tasks"]),
+                         str(k["replica_tasks"]), _f(k["gap_s"], 1),
+                         _sink_gap(k["replicated_gap_s"], k["replicated_sinks"]),
+                         _sink_gap(k["other_gap_s"], k["other_sinks"]), str(run["lost"]),
+                         str(run["duplicated"])])
+    return _table(["run", "step", "tasks", "replicas", "longest pause between batches (s)",
+                   "replicated sinks: longest gap (s)", "other sinks: longest gap (s)", "lost",
+                   "duplicated"], _left(9), rows)
+
+
+def _faults_apps(raws: list[Any]) -> str:
+    """Issue 24's driver kills beside issue 13's (``faults.json``'s driver run). The running
+    tasks of issue 13's rows are the apps runs' at the same step: the same trace."""
+    issue13 = next(r for r in raws[0] if r["fault"] == "driver")
+    apps = [r for raw in raws[1:] for r in raw]
+    tasks = {k["step"]: k["running_tasks"] for k in apps[0]["kills"]}
+    rows = []
+    for k in issue13["kills"]:
+        rows.append(["issue 13: no k-safety, `--resume`", _step(k["step"]),
+                     str(tasks.get(k["step"], "-")), "0", "resume", _f(k["gap_s"], 1), "- (0)",
+                     _f(k["gap_s"], 1), "", str(issue13["lost"]), str(issue13["duplicated"])])
+    for run in apps:
+        masked = run["min_users"] == 1  # the target's runs: every sink replicated
+
+        def bold(s: str, masked: bool = masked) -> str:
+            return f"**{s}**" if masked else s
+
+        for k in run["kills"]:
+            replacement = {"join": "joins at a cut",
+                           "restart": "restarts from its disk"}.get(k["replacement"],
+                                                                     k["replacement"])
+            rows.append([f"{_ksafe_label(run)}, apps", _step(k["step"]), str(k["running_tasks"]),
+                         str(k["replica_tasks"]), replacement, bold(_f(k["gap_s"], 1)),
+                         _sink_gap(k["replicated_gap_s"], k["replicated_sinks"]),
+                         _sink_gap(k["other_gap_s"], k["other_sinks"]),
+                         bold(_f(k["restored_s"], 1)), str(run["lost"]), str(run["duplicated"])])
+    return _table(["run", "step", "tasks", "copies", "replacement",
+                   "longest pause, all outputs (s)", "replicated sinks: longest gap (s)",
+                   "other sinks: longest gap (s)", "K-safe again after (s)", "lost",
+                   "duplicated"], _left(11), rows)
+
+
+#: the sample times BENCHMARKS.md shows of the backpressure run (one every 30 s in the file)
+_BACKPRESSURE_T = (30, 150, 210, 330, 360, 390, 450)
+
+
+def _backpressure(raws: list[Any]) -> str:
+    rows = []
+    for s in raws[0]["steps"]:
+        if s["t"] not in _BACKPRESSURE_T:
+            continue
+        rows.append([str(s["t"]), s["phase"], _n(s["slow_lag"]), "yes" if s["throttled"] else "no",
+                     f"{_n(s['other_p50_ms'])} / {_n(s['other_p99_ms'])}",
+                     f"{_n(s['producer_p50_ms'])} / {_n(s['producer_p99_ms'])}",
+                     _n(s["topic_kb"]), _n(s["rss_mb"])])
+    return _table(["t (s)", "phase", "slow consumer's lag (events)", "throttled",
+                   "other consumer p50 / p99 (ms)", "producer's DAG p50 / p99 (ms)",
+                   "shared topic (KB)", "RSS of the run (MB)"], _left(8), rows)
+
+
+def _disk(raws: list[Any]) -> str:
+    raw = raws[0]
+    rows = raw["rows"]
+    table = _table(["", "KiB"], ["---", "---"], [
+        [f"maximum over {len(rows)} samples, one a minute (topics + checkpoints + runtime "
+         "files)", _n(raw["max_bounded_kib"])],
+        ["final", _n(raw["final_bounded_kib"])],
+        ["maximum, first half / second half",
+         f"{_n(raw['first_half_max_kib'])} / {_n(raw['second_half_max_kib'])}"],
+        ["topics alone: maximum", _n(max(r["topics"] for r in rows))],
+        ["checkpoints alone: maximum", _n(max(r["ckpt"] for r in rows))],
+        ["sink records (outputs, grow by design), final", _n(raw["final_sinks_kib"])],
+    ])
+    picks = [r for r in rows if r["minute"] % 10 == 0 and r["minute"] > 0]
+    picks = [rows[0], *picks]
+    if rows[-1] not in picks:
+        picks.append(rows[-1])
+    per = "; ".join(f"{r['minute']:g}: {_n(r['bounded_kib'])}" for r in picks)
+    return table + "\n\n" + textwrap.fill(f"Per ten minutes (minute: KiB): {per}.", 88)
+
+
+def _trace_inplace(raws: list[Any]) -> str:
+    rows_by_mode = raws[0]["rows"]
+    d, r = rows_by_mode["default-inplace"], rows_by_mode["reuse-inplace"]
+    rows = []
+    for a, b in zip(d, r, strict=True):
+        rows.append([str(a["step"]), a["op"], f"{a['running_tasks']}/{b['running_tasks']}",
+                     _f(a["cores"]), _f(b["cores"])])
+    return _table(["step", "op", "running tasks D/R (no sources)", "default-inplace",
+                   "reuse-inplace"], ["---:", "---", "---", "---:", "---:"], rows)
+
+
+# ---------------------------------------------------------------- verdicts
+
+def _apps_k1u2_below_default(raws: list[Any]) -> str:
+    raw = raws[0]
+    return _target_lower(_APPS_TARGET, _cores(raw, _APPS_TARGET), "default-inplace",
+                         _cores(raw, "default-inplace"))
+
+
+def _ksafe_k1u2_vs_reuse(raws: list[Any]) -> str:
+    raw = raws[0]
+    return _target_lower("reuse-inplace+k1u2", _cores(raw, "reuse-inplace+k1u2"),
+                         "reuse-inplace", _cores(raw, "reuse-inplace"))
+
+
+def _trace_never_above(raws: list[Any]) -> str:
+    """"Reuse never above Default": the runs' mean cores over the trace, one value a run."""
+    rows = raws[0]["rows"]
+    means = {m: [statistics.mean(float(x["cores"]) for x in rs)] for m, rs in rows.items()}
+    return _target_lower("reuse-inplace", means["reuse-inplace"], "default-inplace",
+                         means["default-inplace"])
+
+
+# ---------------------------------------------------------------- the registry
+
+def registry() -> dict[str, Entry]:
+    """Every generated table and verdict, by name (the name in the markers)."""
+    entries = [
+        Entry("rates_riot", ("rates_riot.json",), _rates_curve),
+        Entry("rates_riot_max", ("rates_riot.json",), _rates_max),
+        Entry("rates_opmw", ("rates_opmw.json",), _rates_curve),
+        Entry("rates_ksafe", ("rates_ksafe.json",), _rates_ksafe,
+              verdict=_ksafe_k1u2_vs_reuse),
+        Entry("rates_apps", ("rates_apps.json",), _rates_apps,
+              verdict=_apps_k1u2_below_default),
+        Entry("rates_apps_opmw", ("rates_apps_opmw.json",), _rates_apps_opmw),
+        Entry("rates_partial", ("rates_partial_riot.json", "rates_partial_riot_shared.json",
+                                "rates_partial_riot_slowramp.json", "rates_partial_opmw.json",
+                                "rates_partial_opmw_shared.json"), _rates_partial),
+        Entry("faults", ("faults.json",), _faults),
+        Entry("faults_ksafe", ("faults_ksafe.json",), _faults_ksafe),
+        Entry("faults_apps", ("faults.json", "faults_apps_u1.json", "faults_apps_u2.json"),
+              _faults_apps),
+        Entry("backpressure", ("backpressure.json",), _backpressure),
+        Entry("disk", ("disk.json",), _disk),
+        Entry("trace_inplace", ("trace_inplace.json",), _trace_inplace,
+              verdict=_trace_never_above),
+    ]
+    return {e.name: e for e in entries}
+
+
+# ---------------------------------------------------------------- files and blocks
+
+def markdown_files(root: Path) -> list[Path]:
+    """README.md, BENCHMARKS.md and docs/*.md under ``root``, those that exist."""
+    files = [root / "README.md", root / "BENCHMARKS.md", *sorted((root / "docs").glob("*.md"))]
+    return [f for f in files if f.is_file()]
+
+
+def _provenance_note(files: Sequence[str], raws: Sequence[Any]) -> str:
+    cited = ", ".join(f"`{BENCH}/{f}`" for f in files)
+    notes, bare = [], []
+    for f, raw in zip(files, raws, strict=True):
+        p = raw.get("provenance") if isinstance(raw, dict) else None
+        if not isinstance(p, dict) or not p.get("commit") or not p.get("machine"):
+            bare.append(f)
+            continue
+        m = p["machine"]
+        notes.append(f"`{f}`: commit {str(p['commit'])[:10]}{' (dirty)' if p.get('dirty') else ''}"
+                     f", {m.get('cpu', '?')}, {m.get('cores', '?')} cores, "
+                     f"{m.get('memory_gib', '?')} GiB, Python {m.get('python', '?')}, "
+                     f"PySpark {m.get('pyspark', '?')}, {p.get('time', '?')}")
+    if len(bare) == len(files) > 1:
+        notes.append(f"each a {NO_PROVENANCE}")
+    elif bare:
+        who = "" if len(files) == 1 else ", ".join(f"`{f}`" for f in bare) + ": "
+        notes.append(f"{who}{NO_PROVENANCE}")
+    text = f"Generated from {cited} by `benchmarks/report.py`; " + "; ".join(notes) + "."
+    keep = NO_PROVENANCE.replace(" ", "\0")  # the phrase stays on one line, for grep
+    text = textwrap.fill(text.replace(NO_PROVENANCE, keep), 96, break_long_words=False,
+                         break_on_hyphens=False)
+    return text.replace("\0", " ")
+
+
+def body(raw: Any) -> Any:
+    """A raw file's results: a file written by ``provenance.raw_file`` is
+    ``{"provenance": ..., **extra, "results": ...}`` (extra keys merged into a dict of results);
+    an older file is its results."""
+    if isinstance(raw, dict) and "provenance" in raw and "results" in raw:
+        extra = {k: v for k, v in raw.items() if k not in ("provenance", "results")}
+        res = raw["results"]
+        return {**extra, **res} if isinstance(res, dict) else res
+    return raw
+
+
+def render_block(entry: Entry, raws: list[Any], indent: str = "") -> list[str]:
+    """The lines between an entry's markers: the table, its footnote, blank lines around."""
+    assert entry.render is not None
+    text = (entry.render([body(r) for r in raws]).rstrip("\n") + "\n\n"
+            + _provenance_note(entry.files, raws))
+    lines = [""] + [indent + ln if ln else "" for ln in text.split("\n")] + [""]
+    return lines
+
+
+class _Loader:
+    """Reads each raw file once; records the missing and the unreadable."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.cache: dict[str, Any] = {}
+        self.problems: dict[str, str] = {}
+
+    def load(self, entry: Entry) -> list[Any] | None:
+        """The entry's files as written (with their provenance header, if any)."""
+        out = []
+        for f in entry.files:
+            if f not in self.cache and f not in self.problems:
+                p = self.root / BENCH / f
+                if not p.is_file():
+                    self.problems[f] = f"{BENCH}/{f}: raw file missing (read by report:{entry.name})"
+                else:
+                    try:
+                        self.cache[f] = json.loads(p.read_text(encoding="utf-8"))
+                    except (OSError, ValueError) as e:
+                        self.problems[f] = f"{BENCH}/{f}: not readable JSON ({e})"
+            if f in self.problems:
+                return None
+            out.append(self.cache[f])
+        return out
+
+
+def _code_lines(lines: list[str]) -> set[int]:
+    """Indices of lines in fenced or indented code blocks."""
+    out: set[int] = set()
+    fence = False
+    prev_blank_or_code = True
+    for i, line in enumerate(lines):
+        if _FENCE.match(line):
+            out.add(i)
+            fence = not fence
+            prev_blank_or_code = False
+            continue
+        if fence:
+            out.add(i)
+            continue
+        if line.startswith("    ") and line.strip() and prev_blank_or_code:
+            out.add(i)
+            continue
+        prev_blank_or_code = not line.strip()
+    return out
+
+
+def _strip_code_spans(text: str) -> str:
+    """``text`` with inline code blanked (kept line for line): quoted commands and output are
+    not claims."""
+    return _CODE_SPAN.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+
+
+def _process(path: Path, root: Path, reg: dict[str, Entry], loader: _Loader,
+             problems: list[str]) -> str:
+    """Check one Markdown file; return its text with every known block re-rendered."""
+    rel = path.relative_to(root).as_posix()
+    text = path.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    code = _code_lines(lines)  # a marker shown in a code block is an example
+    out: list[str] = []
+    in_block: set[int] = set()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        end_m = None if i in code else _END.match(line)
+        if end_m:
+            problems.append(f"{rel}:{i + 1}: <!-- /report:{end_m['name']} --> without its start")
+        m = None if i in code else _START.match(line)
+        if not m:
+            out.append(line)
+            i += 1
+            continue
+        name, indent = m["name"], m["indent"]
+        j = i + 1
+        while j < len(lines) and not _END.match(lines[j]) and not _START.match(lines[j]):
+            j += 1
+        end = _END.match(lines[j]) if j < len(lines) else None
+        if end is None or end["name"] != name:
+            problems.append(f"{rel}:{i + 1}: report:{name} has no <!-- /report:{name} --> "
+                            "before the next marker or the end of the file")
+            out.append(line)
+            i += 1
+            continue
+        in_block.update(range(i, j + 1))
+        old = lines[i + 1:j]
+        new = old
+        entry = reg.get(name)
+        if entry is None or entry.render is None:
+            problems.append(f"{rel}:{i + 1}: report:{name}: no table of that name in the registry "
+                            "(benchmarks/report.py)")
+        else:
+            raws = loader.load(entry)
+            if raws is not None:
+                new = render_block(entry, raws, indent)
+                if new != old:
+                    problems.append(f"{rel}:{i + 1}: report:{name} differs from its raw "
+                                    f"files ({', '.join(entry.files)}): edited by hand? "
+                                    "`python benchmarks/report.py` rewrites it")
+        out.extend([line, *new, lines[j]])
+        i = j + 1
+    _check_citations(rel, lines, in_block, root, reg, loader, problems)
+    return "\n".join(out)
+
+
+def _check_citations(rel: str, lines: list[str], in_block: set[int], root: Path,
+                     reg: dict[str, Entry], loader: _Loader, problems: list[str]) -> None:
+    code = _code_lines(lines)
+    prose = _strip_code_spans("\n".join(lines)).split("\n")
+    for n, line in enumerate(lines):
+        if n in code:
+            continue
+        cited = _CITE.findall(line)
+        for c in cited:
+            if "*" in c:
+                if not glob.glob(str(root / c)):
+                    problems.append(f"{rel}:{n + 1}: {c}: no raw file matches")
+            elif not (root / c).is_file():
+                problems.append(f"{rel}:{n + 1}: {c}: cited raw file missing")
+        words = [w.lower() for w in _WORD.findall(prose[n])]
+        marks = _VERDICT.findall(prose[n])  # one in inline code is an example
+        if marks:
+            for name in marks:
+                _check_verdict(rel, n, name, words, reg, loader, problems)
+        elif words and cited and n not in in_block:
+            problems.append(f"{rel}:{n + 1}: verdict word {words[0]!r} beside {cited[0]} without "
+                            "a <!-- verdict:NAME --> marker saying which comparison it states")
+
+
+def _check_verdict(rel: str, n: int, name: str, words: list[str], reg: dict[str, Entry],
+                   loader: _Loader, problems: list[str]) -> None:
+    entry = reg.get(name)
+    if entry is None or entry.verdict is None:
+        problems.append(f"{rel}:{n + 1}: verdict:{name}: no verdict of that name in the "
+                        "registry (benchmarks/report.py)")
+        return
+    if not words:
+        problems.append(f"{rel}:{n + 1}: verdict:{name}: no verdict word on its line")
+        return
+    raws = loader.load(entry)
+    if raws is None:
+        return
+    got = entry.verdict([body(r) for r in raws])
+    wrong = [w for w in words if w not in VERDICT_WORDS[got]]
+    if wrong:
+        problems.append(f"{rel}:{n + 1}: verdict:{name}: the line says {wrong[0]!r}, the spread "
+                        f"rule on {', '.join(entry.files)} gives {got!r}")
+
+
+def render_all(root: Path = ROOT, *, write: bool = True,
+               reg: dict[str, Entry] | None = None) -> list[str]:
+    """Re-render every marked block under ``root`` (written back when ``write``) and return
+    the problems found, one line each."""
+    reg = registry() if reg is None else reg
+    loader = _Loader(root)
+    problems: list[str] = []
+    for path in markdown_files(root):
+        before = len(problems)
+        new = _process(path, root, reg, loader, problems)
+        if write and new != path.read_text(encoding="utf-8"):
+            path.write_text(new, encoding="utf-8")
+            # what was rewritten is no longer a problem; the rest still is
+            problems[before:] = [p for p in problems[before:] if " differs from its raw " not in p]
+    problems[:0] = sorted(loader.problems.values())
+    return problems
+
+
+def check(root: Path = ROOT, reg: dict[str, Entry] | None = None) -> list[str]:
+    """The problems ``--check`` reports, writing nothing."""
+    return render_all(root, write=False, reg=reg)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true",
+                    help="rewrite nothing; exit 1 with one line per problem")
+    ap.add_argument("--root", type=Path, default=ROOT, help="the repository (default: this one)")
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    problems = render_all(args.root, write=not args.check)
+    for p in problems:
+        print(p)
+    if args.check:
+        n = len(registry())
+        state = f"{len(problems)} problem(s)" if problems else "ok"
+        print(f"report --check: {state} ({n} entries, {time.perf_counter() - t0:.2f} s)",
+              file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,187 @@
+"""benchmarks/report.py: tables generated from raw files, and ``--check`` (issue 33). No Spark:
+the raw files are the committed ones, copied into a small repository in ``tmp_path``."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _load() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_report", ROOT / "benchmarks" / "report.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+report = _load()
+
+PAGE = """# Benchmarks
+
+Faults (`docs/bench/faults.json`):
+
+<!-- report:faults -->
+<!-- /report:faults -->
+
+Issue 24:
+
+<!-- report:rates_apps -->
+<!-- /report:rates_apps -->
+
+- <!-- verdict:rates_apps --> **Target missed** (decided).
+"""
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A repository with two committed raw files and a page whose blocks are rendered."""
+    bench = tmp_path / "docs" / "bench"
+    bench.mkdir(parents=True)
+    for f in ("faults.json", "rates_apps.json"):
+        shutil.copy(ROOT / "docs" / "bench" / f, bench / f)
+    (tmp_path / "BENCHMARKS.md").write_text(PAGE, encoding="utf-8")
+    assert report.render_all(tmp_path) == []  # writes the blocks
+    return tmp_path
+
+
+def _page(repo: Path) -> str:
+    return (repo / "BENCHMARKS.md").read_text(encoding="utf-8")
+
+
+def _edit(repo: Path, old: str, new: str) -> None:
+    text = _page(repo)
+    assert old in text
+    (repo / "BENCHMARKS.md").write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def test_the_repository_as_committed_passes() -> None:
+    assert report.check(ROOT) == []
+
+
+def test_rendering_fills_the_blocks_and_check_then_passes(repo: Path) -> None:
+    text = _page(repo)
+    assert "| driver | 10 (mid-trace) | 14 | 1 | 16.5 | 2.0 | 14.4 | 0 | 0 |" in text
+    assert "| reuse-inplace, K=1, U=2, apps | 73 | 27 | 0.753 [0.735, 0.801] | 7.4 |" in text
+    assert "default-inplace lower by 0.341 cores" in text
+    assert "raw file without provenance: written before issue 33" in text
+    assert report.check(repo) == []
+    assert report.main(["--check", "--root", str(repo)]) == 0
+    # rendering again changes nothing
+    assert report.render_all(repo) == [] and _page(repo) == text
+
+
+def test_check_fails_on_a_hand_edited_table_and_rendering_restores_it(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _edit(repo, "| 16.5 |", "| 6.5 |")
+    edited = _page(repo)
+    assert report.main(["--check", "--root", str(repo)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 1 and "report:faults differs from its raw files (faults.json)" in out[0]
+    assert _page(repo) == edited  # --check writes nothing
+    assert report.main(["--root", str(repo)]) == 0
+    assert "| 16.5 |" in _page(repo) and report.check(repo) == []
+
+
+def test_check_fails_on_a_missing_raw_file(repo: Path) -> None:
+    (repo / "docs" / "bench" / "faults.json").unlink()
+    problems = report.check(repo)
+    assert any("docs/bench/faults.json: raw file missing (read by report:faults)" in p
+               for p in problems)
+    # the prose's citation of it is reported too
+    assert any("docs/bench/faults.json: cited raw file missing" in p for p in problems)
+
+
+def test_check_fails_on_a_wrong_verdict_word(repo: Path) -> None:
+    _edit(repo, "**Target missed** (decided)", "**Target met** (decided)")
+    problems = report.check(repo)
+    assert len(problems) == 1
+    assert "verdict:rates_apps: the line says 'met'" in problems[0]
+    assert "gives 'missed'" in problems[0]
+
+
+def test_not_decided_is_wrong_for_a_comparison_of_three_runs_each(repo: Path) -> None:
+    _edit(repo, "**Target missed** (decided)", "one run: not decided")
+    assert ["'not decided'" in p for p in report.check(repo)] == [True]
+
+
+def test_check_fails_on_an_unknown_marker(repo: Path) -> None:
+    _edit(repo, "Issue 24:", "<!-- report:nope -->\n<!-- /report:nope -->\n\nIssue 24:")
+    problems = report.check(repo)
+    assert len(problems) == 1 and "report:nope: no table of that name" in problems[0]
+    _edit(repo, "<!-- verdict:rates_apps -->", "<!-- verdict:nope -->")
+    assert any("verdict:nope: no verdict of that name" in p for p in report.check(repo))
+
+
+def test_check_fails_on_an_unclosed_block(repo: Path) -> None:
+    _edit(repo, "<!-- /report:faults -->\n", "")
+    problems = report.check(repo)
+    assert any("report:faults has no <!-- /report:faults -->" in p for p in problems)
+
+
+def test_cited_raw_files_must_exist_outside_code_blocks(repo: Path) -> None:
+    _edit(repo, "Issue 24:", "Issue 24 (`docs/bench/gone.json`, docs/bench/rates_*.json):")
+    problems = report.check(repo)
+    assert len(problems) == 1 and "docs/bench/gone.json: cited raw file missing" in problems[0]
+    # a command in a code block writes a file; it does not cite one
+    _edit(repo, "Issue 24 (`docs/bench/gone.json`, docs/bench/rates_*.json):",
+          "```\nrun --json docs/bench/gone.json\n```\n\n    run --json docs/bench/gone2.json\n")
+    assert report.check(repo) == []
+    _edit(repo, "Faults (`docs/bench/faults.json`)", "Faults (docs/bench/nothing_*.json)")
+    assert any("docs/bench/nothing_*.json: no raw file matches" in p for p in report.check(repo))
+
+
+def test_a_verdict_word_beside_a_cited_file_needs_a_marker(repo: Path) -> None:
+    _edit(repo, "Faults (`docs/bench/faults.json`):", "Target met (`docs/bench/faults.json`):")
+    problems = report.check(repo)
+    assert len(problems) == 1 and "without a <!-- verdict:NAME --> marker" in problems[0]
+    # inside inline code it quotes output, and is not a claim
+    _edit(repo, "Target met (`docs/bench/faults.json`):", "`decided: docs/bench/faults.json`:")
+    assert report.check(repo) == []
+
+
+def test_a_verdict_marker_needs_a_verdict_word(repo: Path) -> None:
+    _edit(repo, "**Target missed** (decided)", "**Target** (see above)")
+    assert any("no verdict word on its line" in p for p in report.check(repo))
+
+
+def test_a_raw_file_with_provenance_is_credited(repo: Path) -> None:
+    f = repo / "docs" / "bench" / "faults.json"
+    runs = json.loads(f.read_text(encoding="utf-8"))
+    prov = {"command": "python benchmarks/runtime_faults.py", "commit": "0123456789abcdef",
+            "dirty": False, "time": "2026-11-27T10:00:00Z",
+            "machine": {"cpu": "AMD EPYC", "cores": 2, "memory_gib": 23.4, "python": "3.11.7",
+                        "pyspark": "4.0.1", "java": "openjdk 17"}}
+    # a file written by provenance.raw_file: the results under a header
+    f.write_text(json.dumps({"provenance": prov, "results": runs}), encoding="utf-8")
+    problems = report.check(repo)
+    assert len(problems) == 1 and "report:faults differs" in problems[0]  # the footnote only
+    assert report.render_all(repo) == []
+    text = _page(repo)
+    assert ("commit 0123456789, AMD EPYC, 2 cores, 23.4 GiB, Python 3.11.7, PySpark 4.0.1"
+            in " ".join(text.split()))
+    assert "| driver | 10 (mid-trace) | 14 | 1 | 16.5 | 2.0 | 14.4 | 0 | 0 |" in text
+    assert text.count(report.NO_PROVENANCE) == 1  # rates_apps.json's
+
+
+def test_the_registry_reads_only_files_under_docs_bench() -> None:
+    reg = report.registry()
+    for name, e in reg.items():
+        assert e.name == name and e.files and (e.render or e.verdict)
+        for f in e.files:
+            assert "/" not in f and f.endswith(".json")
+
+
+def test_markers_shown_as_examples_are_not_blocks(repo: Path) -> None:
+    _edit(repo, "Issue 24:", "```markdown\n<!-- report:nope -->\n<!-- /report:nope -->\n```\n\n"
+          "A sentence takes `<!-- verdict:NAME -->` on its line.\n\nIssue 24:")
+    assert report.check(repo) == []
