@@ -9,7 +9,8 @@ A parameter set (``experiments/params/<name>.yaml``) lists notebooks and their p
 
 Each notebook runs with ``OUT_DIR`` pointed at ``<results>/<set>/figures``; the executed copies go
 to ``<results>/<set>/notebooks``, and the ``summary_*.csv`` tables the notebooks write are gathered
-into ``<results>/<set>/summary.md``. A failing notebook stops the batch with a one-line error
+into ``<results>/<set>/summary.md`` (each live table followed by what its columns decide:
+:data:`reuse.figures.live.LIVE_NOTE`). A failing notebook stops the batch with a one-line error
 naming the notebook and the failing cell.
 """
 
@@ -24,6 +25,7 @@ import pandas as pd
 import yaml
 
 from reuse.core.errors import ReuseError
+from reuse.figures.live import LIVE_NOTE
 
 __all__ = ["ROOT", "load_param_set", "run_batch", "write_summary", "markdown_table"]
 
@@ -106,6 +108,8 @@ def write_summary(figures: Path, path: Path) -> Path:
         df = pd.read_csv(csv).fillna("")
         parts.append(f"\n## {csv.stem.removeprefix('summary_').replace('_', ' ')}\n")
         parts.append(markdown_table(df))
+        if csv.stem.startswith("summary_live_"):
+            parts.append(LIVE_NOTE)
     pngs = sorted(p.name for p in figures.glob("*.png"))
     parts.append(f"\n{len(pngs)} figure panels: " + ", ".join(pngs) + "\n")
     path.write_text("\n".join(parts), encoding="utf-8")

@@ -20,10 +20,12 @@ from reuse.core.matching import MatchPolicy
 from reuse.core.plan import PlanDelta
 from reuse.core.planner import StepRecord, replay, reuse_histogram
 from reuse.core.traces import Op
+from reuse.figures.live import excluded_steps, live_summary_row
 from reuse.workloads.trace_registry import TRACE_SEEDS, build_trace
 
 __all__ = ["TRACE_SEEDS", "PlannerRun", "planner_run", "planner_figures", "summary_row",
-           "MATCH_COLORS", "plot_running_tasks", "plot_reuse_histogram"]
+           "MATCH_COLORS", "plot_running_tasks", "plot_reuse_histogram", "LIVE_STYLE", "plot_cores",
+           "live_summary_row"]
 
 
 @dataclass(frozen=True)
@@ -188,12 +190,21 @@ LIVE_STYLE = {"default": ("Default (own sources, paper's baseline)", "tab:red"),
               "reuse-inplace": ("Reuse (shared query)", "tab:purple")}
 
 
-def plot_cores(runs: Mapping[str, pd.DataFrame], ax: Any, workload: str, trace: str) -> None:
+def plot_cores(runs: Mapping[str, pd.DataFrame], ax: Any, workload: str, trace: str,
+               step_seconds: float | None = None) -> None:
     """Figure 3 panel: cumulative cores per step, one line per live mode (``LIVE_MODES`` name ->
-    its live-run CSV), with the paper's peak figures where it reports them."""
+    its live-run CSV), with the paper's peak figures where it reports them.
+
+    A step whose cores were measured over too little of it
+    (:func:`~reuse.figures.live.excluded_steps`; ``step_seconds`` for CSVs without step times)
+    is left out of the line and drawn as a hollow marker at its value."""
     for name, df in runs.items():
         label, color = LIVE_STYLE.get(name, (name, None))
-        ax.plot(df["step"], df["cores"], label=label, color=color)
+        out = df["step"].isin(list(excluded_steps(df, step_seconds)))
+        line = ax.plot(df["step"], df["cores"].where(~out), label=label, color=color)
+        if out.any():
+            ax.plot(df.loc[out, "step"], df.loc[out, "cores"], linestyle="none", marker="o",
+                    markerfacecolor="none", color=line[0].get_color(), label="_excluded")
     paper = PAPER.get((workload, trace), {})
     if "peak_default_cores" in paper:
         ax.text(0.99, 0.97, f"paper peak: {paper['peak_default_cores']} vs "
@@ -203,37 +214,3 @@ def plot_cores(runs: Mapping[str, pd.DataFrame], ax: Any, workload: str, trace: 
     ax.set_xlabel("step")
     ax.set_ylabel("cores (1.0 = one core busy)")
     ax.legend(loc="upper left", fontsize="small")
-
-
-def live_summary_row(default: pd.DataFrame, reuse: pd.DataFrame, workload: str,
-                     trace: str, mode: str = "reuse", baseline: str = "default",
-                     ) -> dict[str, Any]:
-    """Tasks and cores at the Default peak and on average, a Default run (``baseline``: the
-    query-per-DAG ``default``, or ``default-inplace`` on the shared query) vs one Reuse mode.
-
-    ``steps_reuse_above_default`` counts the steps where Reuse measured more cores than Default
-    (the issue's "never above" goal); ``lost``/``duplicated`` add both runs' accounting.
-    """
-    i = int(default["running_tasks"].idxmax())
-    d_peak, r_peak = default.loc[i], reuse.loc[i]
-    task_saving = 1 - r_peak["running_tasks"] / d_peak["running_tasks"]
-    core_saving = 1 - r_peak["cores"] / d_peak["cores"]
-    paper = PAPER.get((workload, trace), {})
-    return {
-        "workload": workload, "trace": trace, "mode": mode, "baseline": baseline,
-        "steps": len(default),
-        "peak_step": int(d_peak["step"]),
-        "peak_tasks": f"{int(d_peak['running_tasks'])} -> {int(r_peak['running_tasks'])}",
-        "peak_cores": f"{d_peak['cores']:.2f} -> {r_peak['cores']:.2f}",
-        "task_saving": task_saving, "core_saving": core_saving,
-        "core_over_task_saving": core_saving / task_saving if task_saving else float("nan"),
-        "mean_cores": f"{default['cores'].mean():.2f} -> {reuse['cores'].mean():.2f}",
-        "steps_reuse_above_default": int((reuse["cores"] > default["cores"]).sum()),
-        "lost": int(default["lost"].fillna(0).sum() + reuse["lost"].fillna(0).sum()),
-        "duplicated": int(default["duplicated"].fillna(0).sum()
-                          + reuse["duplicated"].fillna(0).sum()),
-        "paper_cores": (f"{paper['peak_default_cores']} -> {paper['peak_reuse_cores']}"
-                        if "peak_default_cores" in paper else
-                        (f"mean {paper['mean_default_cores']} -> {paper['mean_reuse_cores']}"
-                         if "mean_default_cores" in paper else "")),
-    }
