@@ -55,9 +55,12 @@ def test_killed_python_worker_is_recovered(spark: Any, tmp_path: Path, engine: s
     killed: list[int] = []
     try:
         rt.start_sources(["SYS"])
-        rt.submit(flows["stats-sys"], at=60)
-        rt.submit(flows["clean-sys"], at=100)
-        while rt.bound() < 160:
+        # cuts in the future whatever the machine's load (starting queries takes seconds)
+        first = max(60, rt.bound() + 40)
+        rt.submit(flows["stats-sys"], at=first)
+        second = max(first + 40, rt.bound() + 40)
+        rt.submit(flows["clean-sys"], at=second)
+        while rt.bound() < second + 60:
             rt.poll()
             time.sleep(0.05)
         # kill every forked worker while batches run, until a query has failed once

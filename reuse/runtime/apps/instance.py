@@ -114,6 +114,7 @@ class Follower:
         self.ran: frozenset[str] = frozenset()
         self._stateful: dict[str, bool] = {}
         self.executors: tuple[str, ...] = ()
+        self.batches = 0  # batches this process ran (apps.json: none, no executors to name)
         from reuse.runtime.engines.shared.engine import ShardHandler
 
         #: an instance restarted from its own checkpoint has claimed up to here already
@@ -123,7 +124,7 @@ class Follower:
 
     def register(self) -> None:
         self.registry.register(self.spec.id, executors=self.executors, home=self.spec.home,
-                               root=self.spec.root, join=self.spec.join)
+                               root=self.spec.root, join=self.spec.join, batches=self.batches)
 
     def sync(self) -> int:
         """Apply the journal's new operations, then write the ready mark; returns it."""
@@ -172,7 +173,10 @@ class Follower:
             self.engine.poll()
             if self.stop_cut is not None and max(self.processed(),
                                                  self.engine.start_seq) >= self.stop_cut:
-                return  # (a joiner whose cut is the stop has nothing to run)
+                # (a joiner whose cut is the stop, or an instance restarted from a checkpoint
+                # already at the stop, has nothing to run: it ran no batch, on no executor)
+                self.register()  # the final batch count, for apps.json
+                return
             time.sleep(tick_s)
 
     # --- the engine's hooks (the handler's thread, in each batch) ----------------------------
@@ -202,6 +206,7 @@ class Follower:
 
     def done(self, lo: int, hi: int, states: dict[str, Any], sinks: dict[str, list[str]],
              executors: list[str]) -> None:
+        self.batches += 1
         if executors and tuple(executors) != self.executors:  # for apps.json
             self.executors = tuple(executors)
             self.register()
