@@ -125,7 +125,9 @@ class Coordinator:
         from reuse.runtime.common.planners import make_planner
 
         self.root, self.base, self.k, self.flows = root, base, k, flows
-        # the same planner as every instance's, for the counts and the streams' tasks
+        # the same planner as every instance's, for the counts and the streams' tasks; neither
+        # re-plans on a remove (issue 36: the instances' engines follow the journal with
+        # re-planning off, and this book-keeping knows one running sink task per stream)
         self.planner = make_planner(base.mode == "reuse", base.match)
         self.parents: dict[str, list[str]] = {}  # live running task -> its parents
         self.sources: set[str] = set()
@@ -320,6 +322,7 @@ class Coordinator:
             r = regs.get(iid)
             inst.append({"id": iid, "driver_pid": c.pid,
                          "executors": list(r.executors) if r is not None else [],
+                         "batches": int(str(r.extra.get("batches", 0))) if r is not None else 0,
                          "host": r.host if r is not None else "", "home": c.spec.home,
                          "root": c.spec.root, "join": c.spec.join, "state": c.state,
                          "started_ms": c.started_ms, "died_ms": c.died_ms,
@@ -462,11 +465,11 @@ def _steps(coord: Coordinator, ops: Sequence[Op], step_seconds: float,
     last_ms = time.time() * 1000
     for n, op in enumerate(ops, 1):
         t0 = time.time()
+        cpu0 = coord.meter.total()  # the step's CPU covers its operation (issue 33)
         if on_step is not None:
             on_step(n, coord)
         cut = coord.propose(op.op, op.dag, key=f"step-{n}")
         op_s = time.time() - t0
-        cpu0 = coord.meter.total()
         arrivals, failures = coord.hold(t0 + step_seconds - time.time())
         t1 = time.time()
         cores = (coord.meter.total() - cpu0) / (t1 - t0)
@@ -478,7 +481,7 @@ def _steps(coord: Coordinator, ops: Sequence[Op], step_seconds: float,
                "p50_latency_ms": percentile(lat, 50), "p99_latency_ms": percentile(lat, 99),
                "events_in": None, "events_out": len(arrivals), "lost": None,
                "duplicated": None, "cut": cut, "op_seconds": round(op_s, 3),
-               "failures": failures,
+               "measured_s": round(t1 - t0, 3), "failures": failures,
                "gap_s": round(longest_gap(times, start_ms=last_ms, end_ms=t1 * 1000) / 1000, 3),
                "t_start_ms": round(t0 * 1000), "t_end_ms": round(t1 * 1000)}
         last_ms = times[-1] if times else last_ms
