@@ -30,18 +30,30 @@ def cmd_broker(args: argparse.Namespace) -> int:
 
 def cmd_publish(args: argparse.Namespace) -> int:
     from reuse.runtime.dataplane.mqtt import MqttError, parse_broker_url
-    from reuse.runtime.dataplane.publish import Publisher, select_streams, workload_streams
+    from reuse.runtime.dataplane.publish import (
+        Publisher,
+        parse_schedule,
+        select_streams,
+        workload_streams,
+    )
 
     broker = parse_broker_url(args.broker)
     names = None if args.sources is None else [n.strip() for n in args.sources.split(",")]
     streams = select_streams(workload_streams(args.workload), names)
     if args.seconds is not None and args.seconds < 0:
         raise ReuseError(f"--seconds must be >= 0, got {args.seconds:g}")
-    pub = Publisher(broker, streams, rate=args.rate, data_dir=args.data_dir or "",
-                    start=args.start_seq).connect()
+    schedule = None if args.schedule is None else parse_schedule(args.schedule)
+    if schedule is not None and args.seconds is not None:
+        raise ReuseError("--schedule and --seconds exclude each other (a schedule says how "
+                         "long each rate lasts)")
+    pub = Publisher(broker, streams, rate=schedule[0][0] if schedule else args.rate,
+                    data_dir=args.data_dir or "", start=args.start_seq).connect()
     interrupted = False
     try:
-        pub.run(args.seconds)
+        if schedule is None:
+            pub.run(args.seconds)
+        for rate, seconds in schedule or ():
+            pub.run(seconds, rate=rate)
     except KeyboardInterrupt:
         interrupted = True
     report = pub.close()
@@ -77,6 +89,10 @@ def add_parsers(subparsers: Any) -> None:
                    help="messages/s per source (default: the paper's %(default)g)")
     p.add_argument("--seconds", type=float, default=None,
                    help="publish rate x seconds messages per source (default: until Ctrl-C)")
+    p.add_argument("--schedule", default=None, metavar="RATE:SECONDS,...",
+                   help="rates that change: e.g. 10:60,200:60,10:60 publishes 60 s at 10/s, "
+                        "then 60 s at 200/s, then 60 s at 10/s per source (instead of --rate "
+                        "and --seconds); events are stamped with their own send times")
     p.add_argument("--broker", default=f"mqtt://127.0.0.1:{DEFAULT_PORT}",
                    help="mqtt://host:port (default: %(default)s)")
     p.add_argument("--sources", default=None,

@@ -53,7 +53,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                     defrag_every=args.defrag_every, warmup_s=args.warmup_seconds,
                     data_dir=args.data_dir, source=args.source, match=args.match,
                     split=args.split, shared_disk=not args.no_shared_disk,
-                    replicas=args.replicas, check=not args.no_check)
+                    replicas=args.replicas, check=not args.no_check,
+                    stall_s=args.stall_timeout)
     write_rows(rows, args.out)
     _report(rows, args.out, f"run dir {root}; {label}")
     return 0
@@ -160,7 +161,15 @@ def add_parsers(subparsers: Any) -> None:
                    help="where the sources' events come from: generated replay (default), or "
                         "an MQTT broker that `reuse publish` feeds (shared query only; its "
                         "events go through a Redis of the run's own)")
-    r.add_argument("--rate", type=float, default=10.0, help="events/s per source")
+    r.add_argument("--rate", type=float, default=10.0,
+                   help="replay: events/s per source (default 10). A broker-fed run does not "
+                        "need it: each batch claims what has arrived, at the publishers' rate")
+    r.add_argument("--stall-timeout", type=float, default=60.0, metavar="S",
+                   help="end the run with an error only when nothing moves for S seconds: a "
+                        "source the running dataflows read brings nothing new while others "
+                        "do (broker-fed), or the engine processes nothing. A run slower than "
+                        "its input is not an error: batches grow, latency and backlog show "
+                        "it (default 60)")
     r.add_argument("--trigger-seconds", type=float, default=2.0)
     r.add_argument("--pi-iterations", type=int, default=1600,
                    help="PiTask cost per event for OPMW tasks")

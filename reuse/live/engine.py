@@ -208,8 +208,8 @@ class Engine:
         while True:
             rt.poll()
             h = rt.handler
-            if (h is not None and h.batches >= 3
-                    and rt.qhw() >= rt.bound() - rt.rate * rt.trigger_s):
+            if (h is not None and h.batches >= 3  # within a trigger of what has arrived
+                    and rt.qhw() >= rt.bound() - max(1.0, rt.arrival_rate()) * rt.trigger_s):
                 return
             if time.time() > deadline:
                 raise ReuseError(f"the engine's query did not catch up with its sources in "

@@ -44,9 +44,9 @@ __all__ = ["CSV_COLUMNS", "LIVE_MODES", "live_run", "resume_run", "run_trace", "
 CSV_COLUMNS = ["step", "op", "dag", "running_tasks", "paused_tasks", "replica_tasks", "queries",
                "cores",
                "cores_steady", "p50_latency_ms", "p99_latency_ms", "events_in", "events_out",
-               "lost", "duplicated", "cut", "op_seconds", "cpu_driver", "cpu_jvm",
+               "lost", "duplicated", "cut", "op_seconds", "measured_s", "cpu_driver", "cpu_jvm",
                "cpu_python_workers", "cpu_other", "failures", "gap_s", "max_lag_events",
-               "throttled", "malformed"]
+               "throttled", "malformed", "t_start_ms", "t_end_ms"]
 
 
 def _progress(msg: str) -> None:
@@ -58,7 +58,8 @@ def run_trace(runtime: Any, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
               defrag_every: int = 0, warmup_s: float = 0.0,
               progress: Callable[[str], None] | None = _progress,
               journal: RunJournal | None = None, journal_params: Mapping[str, Any] | None = None,
-              resumed: JournalState | None = None) -> list[dict[str, Any]]:
+              resumed: JournalState | None = None,
+              stall_s: float = 60.0) -> list[dict[str, Any]]:
     """Enact ``ops`` one per step on ``runtime``; return the CSV rows (see module doc).
 
     ``runtime``: a :class:`~reuse.runtime.engines.partial.engine.Runtime` (a query per partial DAG) or an
@@ -74,6 +75,10 @@ def run_trace(runtime: Any, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
     (:meth:`~reuse.runtime.engines.shared.engine.InplaceRuntime.replay`); its rows are kept, the step the
     driver died in is measured again from now (``failures`` counts the death), and the trace
     goes on from the first operation never enacted.
+
+    ``stall_s``: after the last step the run waits for the engine to process what was emitted
+    for as long as it makes progress, and fails only when nothing moves for ``stall_s``
+    (an engine behind its input is overloaded, not broken: issue 36).
     """
     label = runtime.policy.label
     check_trace(ops, flows)
@@ -109,7 +114,8 @@ def run_trace(runtime: Any, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
                          f"({pending['op']} {pending['dag']} was enacted at {pending['cut']})")
             row = _measure_step(runtime, meter, tail, step_seconds, int(pending["step"]),
                                 pending["op"], pending["dag"], {"J": pending["cut"]},
-                                time.time(), runtime.bound(), 0.0, died=1)
+                                time.time(), runtime.bound(), 0.0,
+                                meter.total(by_category=True), died=1)
             # the step began when the dead driver started it: its output pause counts from
             # there (its cores are measured from the resume)
             row["t_start_ms"] = step_started_ms(resumed, int(pending["step"]),
@@ -120,6 +126,7 @@ def run_trace(runtime: Any, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
             if step < first:
                 continue
             t0 = time.time()
+            cpu0 = meter.total(by_category=True)  # the step's CPU covers its operation
             b0 = runtime.bound()
             if journal is not None:
                 runtime.on_op = (lambda o, d, c, _s=step, _m=b0 + 1, _t=t0:
@@ -129,13 +136,13 @@ def run_trace(runtime: Any, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
             if defrag_every and step % defrag_every == 0:
                 runtime.defragment()
             row = _measure_step(runtime, meter, tail, step_seconds, step, op.op, op.dag, info,
-                                t0, b0, time.time() - t0)
+                                t0, b0, time.time() - t0, cpu0)
             _finish_step(row, b0 + 1, rows, seq_marks, journal, progress, label, len(ops),
                          t_run)
         upto = runtime.bound() + 1
         if runtime.limit is not None:
             upto = min(upto, runtime.limit)
-        runtime.wait_processed(upto - 1, timeout_s=max(120.0, 4 * step_seconds))
+        runtime.wait_processed(upto - 1, timeout_s=stall_s)
         runtime.wait_stopped(timeout_s=120.0)
     finally:
         meter.stop()
@@ -179,16 +186,22 @@ def run_trace(runtime: Any, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
 
 def _measure_step(runtime: Any, meter: CpuMeter, tail: SinkTail, step_seconds: float,
                   step: int, op: str, dag: str, info: Mapping[str, Any], t0: float, b0: int,
-                  op_s: float, died: int = 0) -> dict[str, Any]:
+                  op_s: float, cpu0: Mapping[str, float], died: int = 0) -> dict[str, Any]:
     """Idle (polling the runtime) until the step's time is up; its row. ``died``: the driver
-    died in this step (a resumed run measures the step again)."""
-    cpu0 = meter.total(by_category=True)
+    died in this step (a resumed run measures the step again).
+
+    ``cores`` is measured from ``t0``, before the operation (``cpu0`` was read then), to the
+    end of the step, which is never before the operation's end: an operation that outlasts
+    the step (starting queries on the query-per-DAG engine can) makes the step longer, and its
+    cost is in its own step, never measured over almost no time (issue 33). ``measured_s`` is
+    that window. ``cores_steady`` is the second half of the step after the operation, or
+    ``None`` when less than a quarter of the step is left for it."""
     failed0 = len(getattr(runtime, "failures", ()))
     malformed0 = _malformed(runtime)
     take_lag = getattr(runtime, "take_lag", None)  # query-per-DAG engines only
     if take_lag is not None:
         take_lag()  # forget what the previous step saw
-    mid = t0 + step_seconds / 2
+    mid = max(t0 + step_seconds / 2, t0 + op_s)
     cpu_mid = None
     while True:
         now = time.time()
@@ -206,7 +219,7 @@ def _measure_step(runtime: Any, meter: CpuMeter, tail: SinkTail, step_seconds: f
     dcpu = {k: cpu1.get(k, 0.0) - cpu0.get(k, 0.0) for k in cpu1}
     total = sum(dcpu.values())
     steady = ((sum(cpu1.values()) - cpu_mid[0]) / (t1 - cpu_mid[1])
-              if cpu_mid and t1 > cpu_mid[1] else None)
+              if cpu_mid and t1 - cpu_mid[1] >= step_seconds / 4 else None)
     c = runtime.counts()
     lag, throttled = take_lag() if take_lag is not None else (None, None)
     return {"step": step, "op": op, "dag": dag, **c,
@@ -217,6 +230,7 @@ def _measure_step(runtime: Any, meter: CpuMeter, tail: SinkTail, step_seconds: f
             "events_in": (b1 - b0) * n_src, "events_out": n_out,
             "lost": None, "duplicated": None,
             "cut": info.get("J", info.get("R")), "op_seconds": round(op_s, 3),
+            "measured_s": round(t1 - t0, 3),
             "cpu_driver": round(dcpu.get("driver", 0.0), 3),
             "cpu_jvm": round(dcpu.get("jvm", 0.0), 3),
             "cpu_python_workers": round(dcpu.get("python-worker", 0.0), 3),
@@ -330,7 +344,8 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
              progress: Callable[[str], None] | None = _progress,
              resume: JournalState | None = None, source: str = "replay",
              match: str = "exact", split: bool = False,
-             shared_disk: bool = True, replicas: str = "shards") -> list[dict[str, Any]]:
+             shared_disk: bool = True, replicas: str = "shards",
+             stall_s: float = 60.0) -> list[dict[str, Any]]:
     """Set up a session, bus and CPU meter, replay ``ops`` live (:func:`run_trace`), tear down.
 
     On the shared query the run is journaled in ``root`` (:mod:`reuse.runtime.journal`), so a
@@ -364,6 +379,9 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
     from reuse.runtime.session import get_session, stop_session
 
     root = Path(root)
+    if not stall_s > 0:
+        raise SparkRuntimeError(f"--stall-timeout must be a positive number of seconds, got "
+                                f"{stall_s:g}")
     if replicas == "apps":
         return _apps_run(flows, ops, root=root, mode=mode, merge=merge, policy=policy,
                          k_safe=k_safe, replicate_min_users=replicate_min_users,
@@ -444,6 +462,7 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
                                     data_dir=dd, max_events=max_events, k_safe=k_safe,
                                     replicate_min_users=replicate_min_users, source=source,
                                     match=match, split=split, shared_disk=shared_disk,
+                                    stall_s=stall_s,
                                     t0_ms=None if resume is None else int(resume.start["t0"]))
                 if rt.broker is not None:
                     meter.add_roots(rt.broker.pids)
@@ -458,7 +477,8 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
                           "data_dir": rt.data_dir, "master": master, "check": check,
                           "defrag_every": defrag_every, "k_safe": k_safe,
                           "replicate_min_users": replicate_min_users, "source": source,
-                          "match": match, "split": split, "shared_disk": shared_disk}
+                          "match": match, "split": split, "shared_disk": shared_disk,
+                          "stall_s": stall_s}
             else:
                 rt = Runtime(spark, root, mode=pol.mode.value, unmerge=pol.unmerge.value,
                              merge=pol.merge.value, rate=rate, trigger_s=trigger_s,
@@ -470,7 +490,7 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
                 return run_trace(rt, flows, ops, step_seconds=step_seconds, meter=meter,
                                  check=check, defrag_every=defrag_every, warmup_s=warmup_s,
                                  progress=progress, journal=journal, journal_params=params,
-                                 resumed=resume)
+                                 resumed=resume, stall_s=stall_s)
             finally:
                 rt.close()
         finally:
@@ -578,7 +598,8 @@ def resume_run(root: str | os.PathLike[str], *, ui: bool = False,
                   "source": str(p.get("source", "replay")),
                   "match": str(p.get("match", "exact")),
                   "split": bool(p.get("split", False)),
-                  "shared_disk": bool(p.get("shared_disk", True))}
+                  "shared_disk": bool(p.get("shared_disk", True)),
+                  "stall_s": float(p.get("stall_s", 60.0))}
     except (KeyError, TypeError, ValueError) as exc:
         from reuse.core.errors import StateError
 

@@ -38,7 +38,7 @@ from reuse.runtime.dataplane.mqtt import (
 )
 
 __all__ = ["Stream", "workload_streams", "select_streams", "message", "PublishReport",
-           "Publisher"]
+           "Publisher", "parse_schedule"]
 
 
 @dataclass(frozen=True)
@@ -121,6 +121,32 @@ def message(stream: Stream, seq: int, t0_ms: int, rate: float, data_dir: str = "
     b'{"src":"S1","seq":3,"ts":1300,"payload":"S1:3"}'
     """
     return encode_message(source_event(stream.name, stream.type, seq, t0_ms, rate, data_dir))
+
+
+def parse_schedule(text: str) -> list[tuple[float, float]]:
+    """``RATE:SECONDS[,RATE:SECONDS...]`` (``reuse publish --schedule``): the rates a sensor
+    changes through, and for how long each.
+
+    Examples
+    --------
+    >>> parse_schedule("10:30, 200:30,10:30")
+    [(10.0, 30.0), (200.0, 30.0), (10.0, 30.0)]
+    >>> parse_schedule("10:x")
+    Traceback (most recent call last):
+    ...
+    reuse.runtime.dataplane.mqtt.MqttError: --schedule: '10:x' is not RATE:SECONDS with a positive rate and seconds >= 0
+    """
+    out: list[tuple[float, float]] = []
+    for part in (p.strip() for p in text.split(",")):
+        try:
+            rate, seconds = (float(x) for x in part.split(":"))
+        except ValueError:
+            rate = seconds = float("nan")
+        if not (rate > 0 and seconds >= 0 and seconds < float("inf")):
+            raise MqttError(f"--schedule: {part!r} is not RATE:SECONDS with a positive rate "
+                            f"and seconds >= 0")
+        out.append((rate, seconds))
+    return out
 
 
 @dataclass(frozen=True)
@@ -220,6 +246,7 @@ class Publisher:
         self.on_send = on_send
         self.t0_ms = 0
         self._next = start
+        self._from = start  # the seq the current schedule (rate, t0) starts at
         self._m0 = 0.0
         self._first: float | None = None
         self._last = 0.0
@@ -251,19 +278,32 @@ class Publisher:
         """Make :meth:`run` return after its current send (from another thread)."""
         self._halt.set()
 
-    def run(self, seconds: float | None = None) -> None:
+    def run(self, seconds: float | None = None, *, rate: float | None = None) -> None:
         """Publish ``round(rate * seconds)`` events per stream (``None``: until :meth:`halt`
-        or an interrupt), each at its due time."""
+        or an interrupt), each at its due time.
+
+        ``rate``: change the rate from this call on (a sensor whose rate changes: issue 36).
+        The schedule starts again from the next ``seq``, due now, and so do the events'
+        timestamps (``ts``: ``t0`` is moved so that the next ``seq`` is stamped now), so ``ts``
+        stays each event's own send time and never goes back."""
         if self._client is None:
             self.connect()
+        if rate is not None and rate != self.rate and self._first is not None:
+            if not rate > 0:
+                raise MqttError(f"the rate must be positive, got {rate:g} messages/s")
+            last_ms = self.t0_ms + (self._next - 1) * 1000 / self.rate
+            self.rate = float(rate)
+            self._anchor(self._next, after_ms=last_ms)
+        elif rate is not None and self._first is None:
+            if not rate > 0:
+                raise MqttError(f"the rate must be positive, got {rate:g} messages/s")
+            self.rate = float(rate)
         end = None if seconds is None else self._next + max(0, round(self.rate * seconds))
         if self._first is None:
-            # seq ``start`` is due now: ``t0`` is when seq 0 would have been
-            self.t0_ms = round(time.time() * 1000) - round(self.start * 1000 / self.rate)
-            self._m0 = self.clock()
+            self._anchor(self.start)
         while (end is None or self._next < end) and not self._halt.is_set():
             seq = self._next
-            due = self._m0 + (seq - self.start) / self.rate
+            due = self._m0 + (seq - self._from) / self.rate
             now = self.clock()
             if now < due:
                 self.sleep(due - now)
@@ -280,6 +320,16 @@ class Publisher:
             self._next = seq + 1
             if self.on_send is not None:
                 self.on_send(seq, due, now)
+
+    def _anchor(self, seq: int, after_ms: float | None = None) -> None:
+        """Make ``seq`` due now: ``t0`` is when seq 0 would have been at the current rate.
+        ``after_ms``: the previous event's stamp, which the new one must not go below."""
+        now_ms = round(time.time() * 1000)
+        if after_ms is not None:
+            now_ms = max(now_ms, int(after_ms) + 1)
+        self._from = seq
+        self.t0_ms = now_ms - round(seq * 1000 / self.rate)
+        self._m0 = self.clock()
 
     def _settle(self) -> None:
         """Count the acknowledged messages at the head of the queue (the broker acknowledges

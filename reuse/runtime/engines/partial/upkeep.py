@@ -17,6 +17,7 @@ from typing import Any
 
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.common.files import read_json, write_json
+from reuse.runtime.common.waiting import wait_progress
 from reuse.runtime.dataplane.flow_control import Consumer
 from reuse.runtime.dataplane.retention import BusUpkeep
 from reuse.runtime.engines.partial.queries import QueryInfo, TaskInfo, stop_between_batches
@@ -181,20 +182,20 @@ class QueryUpkeep:
 
     def wait_processed(self, seq: int, timeout_s: float = 120.0) -> None:
         """Block until every live partial query has processed every event ``<= seq``
-        (drained queries count as done), polling as it goes."""
-        deadline = time.time() + timeout_s
-        while True:
-            self.poll()
-            pending = [qn for qn, qi in self.queries.items()
-                       if qi.kind == "partial" and qi.status != "stopped"
-                       and not (self.root / "final" / f"{qn}.json").exists()
-                       and self.qhw(qn) < seq]
-            if not pending:
-                return
-            if time.time() > deadline:
-                raise SparkRuntimeError(f"queries {pending} did not reach seq {seq} in "
-                                        f"{timeout_s:.0f}s")
-            time.sleep(0.2)
+        (drained queries count as done), polling as it goes; an error only when the slowest
+        of them does not move for ``timeout_s`` (:func:`~reuse.runtime.common.waiting.wait_progress`)."""
+        def behind() -> list[str]:
+            return [qn for qn, qi in self.queries.items()
+                    if qi.kind == "partial" and qi.status != "stopped"
+                    and not (self.root / "final" / f"{qn}.json").exists()
+                    and self.qhw(qn) < seq]
+
+        def mark() -> int:  # the slowest pending query's: a stuck one stalls the wait
+            pending = behind()
+            return min((self.qhw(qn) for qn in pending), default=seq)
+
+        wait_progress(seq, mark, stall_s=timeout_s, poll=self.poll,
+                      what=f"the partial queries {behind()}", sleep_s=0.2)
 
     def wait_stopped(self, timeout_s: float = 120.0) -> None:
         """Block until every draining query has been stopped."""

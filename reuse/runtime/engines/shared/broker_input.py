@@ -15,10 +15,18 @@ the recorded events for the reference execution (:meth:`record`).
   yet (:func:`~reuse.runtime.dataplane.broker_feed.ready_seq` over the sources the deployment
   reads) to a file the tick source reads (``ready_file``): a batch claims a range only once
   all its events are on the bus. The mark never goes back.
+- **Paced by arrival (issue 36).** A batch claims everything the mark allows, with no bound
+  by default (the engine's ``max_events`` is 0 on a broker-fed run): the publishers' rate,
+  whatever it is and however it changes, is the engine's, and ``--rate`` is not needed. When
+  batches take longer than the trigger, the next one simply claims more; the backlog and the
+  latency show it (measured from each event's own ``ts``). :meth:`arrival_rate` is the rate
+  the stream actually has.
 - **Stalls are errors, not silence.** No message at all within ``first_message_s`` of the
   start, or a source the deployment reads that has had nothing new for ``stall_s`` while the
   ready mark waits for it, is a one-line :class:`~reuse.runtime.dataplane.mqtt.MqttError`
-  naming the topic (:meth:`check`, called by the engine's ``poll``).
+  naming the topic (:meth:`check`, called by the engine's ``poll``). A slow engine is
+  neither. Every source going silent is not an error either: the publishers may simply have
+  finished, and the engine then works off what arrived (a run's steps show no new events).
 
 Re-running a batch needs nothing from here: its events are read from the bus by ``seq`` from
 the cursor saved with the states (:mod:`reuse.runtime.dataplane.broker_feed`). What is not
@@ -90,6 +98,9 @@ __all__ = ["BrokerInput", "READY"]
 #: The ready mark's file name, under the shared query's checkpoint folder.
 READY = "ready"
 
+#: Seconds over which :meth:`BrokerInput.arrival_rate` measures the stream's rate.
+RATE_S = 10.0
+
 
 class BrokerInput:
     """Ingest a broker's sensor topics into a bus and tell the shared query what is claimable.
@@ -138,6 +149,7 @@ class BrokerInput:
         self.ingest = Ingest(self.bus, self.url, flush_s=tick_s)
         self.ready = -1
         self._advanced: dict[str, tuple[int, float]] = {}  # source -> (last seq, when it grew)
+        self._arrivals: list[tuple[float, int]] = []  # (when, bound) over the last RATE_S
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._failure: BaseException | None = None
@@ -207,6 +219,14 @@ class BrokerInput:
         tmp.write_text(str(seq), encoding="utf-8")
         os.replace(tmp, self.ready_file)
 
+    def arrival_rate(self) -> float:
+        """The ``seq`` arrived per second over the last :data:`RATE_S` seconds (0: not known
+        yet): the stream's own rate, which a broker-fed run paces by (no ``--rate`` to guess)."""
+        got = list(self._arrivals)
+        if len(got) < 2 or got[-1][0] <= got[0][0]:
+            return 0.0
+        return max(0.0, (got[-1][1] - got[0][1]) / (got[-1][0] - got[0][0]))
+
     def update(self) -> int:
         """Compute and write the ready mark once; returns it."""
         # what is on the bus is read BEFORE what is needed: a submit after the read has its
@@ -218,6 +238,9 @@ class BrokerInput:
         for s in needed:
             arrived.setdefault(s, -1)
         now = time.time()
+        self._arrivals.append((now, max(arrived.values(), default=-1)))
+        while self._arrivals and self._arrivals[0][0] < now - RATE_S:
+            self._arrivals.pop(0)
         for s, q in arrived.items():
             if s not in self._advanced or q > self._advanced[s][0]:
                 self._advanced[s] = (q, now)
@@ -293,6 +316,7 @@ class BrokerInput:
             raise MqttError(f"no new message on {topic_of(s)} for {self.stall_s:g} s (last: "
                             f"{seen}) while other topics reached seq {self.bound()}: a "
                             f"dataflow reads source {s}; is it being published?")
+
 
     def record(self, upto: int) -> Path:
         """Write the events the bus holds below ``upto`` to ``<root>/recorded`` (the reference

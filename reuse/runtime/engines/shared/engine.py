@@ -67,6 +67,7 @@ from reuse.runtime.common.planners import Planner, make_planner, stream_events_n
 from reuse.runtime.common.policy import Policy
 from reuse.runtime.common.recovery import Failures, start_with_retries
 from reuse.runtime.common.states import BatchStates
+from reuse.runtime.common.waiting import wait_progress
 from reuse.runtime.engines.shared.deploy import Deployment, Epoch
 from reuse.runtime.engines.shared.shard import seed_replicas
 from reuse.runtime.engines.shared.split import SplitPlan
@@ -344,8 +345,10 @@ class InplaceRuntime:
     rate, trigger_s, t0_ms, limit, data_dir, pi_iterations, record
         As for :class:`~reuse.runtime.engines.partial.engine.Runtime`.
     max_events
-        At most this many source ``seq`` per batch (0: no bound; default: two triggers' worth),
-        so a backlog is worked off in batches of bounded size instead of ever larger ones.
+        At most this many source ``seq`` per batch (0: no bound). Default: on replay, two
+        triggers' worth, so a backlog is worked off in batches of bounded size instead of ever
+        larger ones; broker-fed, no bound: each batch claims what has arrived, whatever the
+        publishers' rate (``rate`` is then not used for pacing).
     rebalance_s
         How often :meth:`poll` rebalances the shards by the tasks' measured CPU (0: never).
     k_safe, replicate_min_users
@@ -393,7 +396,10 @@ class InplaceRuntime:
         if not shared_disk:
             self.opts["data_file"] = ship_data(spark, self.data_dir, self.root)
         self.limit = limit
+        # a broker-fed run claims whatever has arrived (issue 36): its rate is the stream's,
+        # not one the user guessed; a replay bounds a backlog's batches at two triggers' worth
         self.max_events = (int(max_events) if max_events is not None
+                           else 0 if source != "replay"
                            else max(1, round(2 * self.rate * self.trigger_s)))
         n = shards if shards is not None else int(spark.sparkContext.defaultParallelism)
         self.k_safe, self.min_users = int(k_safe), int(replicate_min_users)
@@ -566,6 +572,13 @@ class InplaceRuntime:
                     self.type_cost[d["type"]] = self.cost[tid]
 
     # --- clock and cuts --------------------------------------------------------------------------
+
+    def arrival_rate(self) -> float:
+        """Source ``seq`` per second the input brings: ``rate`` on replay; on a broker-fed run
+        what the broker delivered lately (0 until it has delivered for a while)."""
+        if self.broker is not None:
+            return self.broker.arrival_rate()
+        return self.rate
 
     def bound(self) -> int:
         """Largest source ``seq`` emitted so far (nominally; on a broker-fed run, received)."""
@@ -791,13 +804,11 @@ class InplaceRuntime:
         return -1 if self.handler is None else self.handler.processed - 1
 
     def wait_processed(self, seq: int, timeout_s: float = 120.0) -> None:
-        deadline = time.time() + timeout_s
-        while self.qhw() < seq:
-            self.poll()
-            if time.time() > deadline:
-                raise SparkRuntimeError(f"the shared query did not reach seq {seq} in "
-                                        f"{timeout_s:.0f}s (at {self.qhw()})", task=QUERY)
-            time.sleep(0.1)
+        """Wait until every shard has processed ``seq``; an error only when nothing is
+        processed for ``timeout_s`` (:func:`~reuse.runtime.common.waiting.wait_progress`:
+        an engine behind its input is overloaded, not broken)."""
+        wait_progress(seq, self.qhw, stall_s=timeout_s, poll=self.poll,
+                      what="the shared query", task=QUERY)
 
     def wait_stopped(self, timeout_s: float = 120.0) -> None:
         """Nothing drains on this engine: removed tasks are freed at their cut."""
