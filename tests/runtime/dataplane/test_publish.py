@@ -163,3 +163,30 @@ def test_riot_streams_replay_the_senml_lines() -> None:
     ev = json.loads(message(streams[1], 1000, 0, 10.0))  # SYS has 1000 lines: seq 1000 loops
     assert ev == source_event("SYS", "SYS", 1000, 0, 10.0)
     assert ev["payload"].startswith('{"e":[') and ev["ts"] == 100_000
+
+
+def test_a_rate_change_restarts_the_schedule_and_the_stamps_at_the_next_seq() -> None:
+    clock = FakeClock()
+    pub, client = publisher(clock, rate=10.0)
+    pub.run(0.5)  # seq 0..4 at 10/s
+    t_change = clock.now
+    pub.run(0.1, rate=100.0)  # seq 5..14 at 100/s, the first due at once
+    times = [t for t, topic, _ in client.sent if topic == "sensors/A"]
+    seqs = [json.loads(p) for _, topic, p in client.sent if topic == "sensors/A"]
+    assert [e["seq"] for e in seqs] == list(range(15))
+    assert times[5:] == pytest.approx([t_change + k / 100 for k in range(10)])
+    # every event's ts is its own send time on the new schedule: 10 ms apart, never back
+    ts = [e["ts"] for e in seqs]
+    assert ts == sorted(ts) and [b - a for a, b in zip(ts[5:], ts[6:], strict=False)] == [10] * 9
+    assert seqs[5] == source_event("A", "synthetic", 5, pub.t0_ms, 100.0)
+    with pytest.raises(MqttError, match="positive"):
+        pub.run(1.0, rate=0.0)
+
+
+def test_a_schedule_is_rates_and_seconds() -> None:
+    from reuse.runtime.dataplane.publish import parse_schedule
+
+    assert parse_schedule("10:60,200:60,10:60") == [(10.0, 60.0), (200.0, 60.0), (10.0, 60.0)]
+    for bad in ("10", "0:5", "-1:5", "10:-1", "a:b", "10:inf", ""):
+        with pytest.raises(MqttError, match="--schedule"):
+            parse_schedule(bad)

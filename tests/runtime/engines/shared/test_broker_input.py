@@ -47,6 +47,13 @@ def test_ready_mark_and_stall(tmp_path: Path, mqtt_broker: str) -> None:
         with pytest.raises(MqttError, match=r"no new message on sensors/TAXI .*none yet"):
             inp.check()
         assert int(inp.ready_file.read_text()) == held
+        # the publisher stops: every source silent is no error (it may have finished, and the
+        # engine then works off what arrived); the TAXI stall above was
+        del needed["TAXI"]
+        pub.halt()
+        th.join(timeout=5)
+        time.sleep(1.5)
+        inp.check()
     finally:
         pub.halt()
         th.join(timeout=5)

@@ -1,0 +1,90 @@
+"""A broker-fed run follows the stream (issue 36): no ``--rate``, rates that change, a burst.
+
+The engine is made with the default ``rate`` (10) while the publisher sends 10, then 200, then
+a burst well above what a batch per trigger can take, then 10 events/s. Before issue 36 the
+engine claimed at most two triggers' worth of its own ``rate`` per batch (20 ``seq`` a second
+here), so at 200/s its latency grew without bound and the final wait ended the run with "did
+not reach seq". Now each batch claims what has arrived: the test checks that batches grew
+with the stream, that the burst was an overload (some batch took longer than the trigger),
+that the latency of the last phase is back within two triggers of the batch time, that the
+final wait (a short stall timeout: it fails only when nothing moves) succeeds, and that the
+outputs equal the reference (lost = duplicated = 0).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reuse.runtime.accounting import account, leaked_records, observed_records
+from reuse.runtime.dataplane.publish import Publisher, Stream
+from reuse.runtime.engines.shared.engine import InplaceRuntime
+from reuse.testing import riot_flows
+
+pytestmark = pytest.mark.spark
+
+TRIGGER = 1.0
+#: (events/s per source, seconds): the publisher's schedule
+SCHEDULE = [(10.0, 4.0), (200.0, 6.0), (1500.0, 4.0), (10.0, 8.0)]
+
+
+def test_a_broker_fed_run_needs_no_rate_and_survives_a_burst(spark: Any, tmp_path: Path,
+                                                             mqtt_broker: str) -> None:
+    flows = riot_flows("stats-sys", "clean-sys")
+    pub = Publisher(mqtt_broker, [Stream("SYS", "SYS")], rate=SCHEDULE[0][0]).connect()
+    phases: list[tuple[int, float]] = []  # (first seq of the phase, its rate)
+
+    def publish() -> None:
+        for rate, seconds in SCHEDULE:
+            phases.append((pub._next, rate))
+            pub.run(seconds, rate=rate)
+
+    publishing = threading.Thread(target=publish, daemon=True)
+    root = tmp_path / "run"
+    rt: Any = None
+    try:
+        publishing.start()
+        rt = InplaceRuntime(spark, root, mode="reuse", shards=2, trigger_s=TRIGGER,
+                            source=mqtt_broker, first_message_s=20, stall_s=10)
+        assert rt.rate == 10.0 and rt.max_events == 0, "broker-fed: no bound from --rate"
+        rt.start_sources(["SYS"])
+        rt.submit(flows["stats-sys"])
+        rt.submit(flows["clean-sys"])
+        while publishing.is_alive():
+            rt.poll()
+            publishing.join(timeout=0.2)
+        last = rt.bound()
+        rt.wait_processed(last, timeout_s=10)  # a stall timeout, not a deadline
+        limit = last + 1
+        ledger = rt.ledger()
+    finally:
+        if rt is not None:
+            rt.close()
+        pub.halt()
+        publishing.join(timeout=10)
+        pub.close()
+    batches = [json.loads(line) for line in
+               (root / "batches.jsonl").read_text(encoding="utf-8").splitlines()]
+    sizes = [b["hi"] - b["lo"] for b in batches]
+    # at 200/s and in the burst, batches claimed far more than two triggers of --rate (20)
+    assert max(sizes) > 10 * 2 * rt.rate * TRIGGER, sizes
+    assert max(b["wall_s"] for b in batches) > TRIGGER, "the burst never overloaded a batch"
+    acc = account(root, ledger, limit)
+    assert set(acc) == {"stats-sys", "clean-sys"}
+    for dag, a in acc.items():
+        assert a["expected"] > 0 and (a["lost"], a["duplicated"]) == (0, 0), (dag, a)
+    assert leaked_records(root, ledger, limit) == {}
+    # the last phase (10/s after the burst): latency back within 2 triggers of the batch time,
+    # measured from each event's own timestamp (the publisher stamps its send time)
+    settle_from = phases[-1][0] + 4 * round(SCHEDULE[-1][0])  # 4 s into the last phase
+    recs = [r for info in ledger["dags"].values() for rid in info["sinks"].values()
+            for r in observed_records(root, rid) if r["q"] >= settle_from]
+    assert recs, "no output in the last phase"
+    lat = sorted(r["o"] - r["ts"] for r in recs)
+    p99 = lat[min(len(lat) - 1, int(0.99 * len(lat)))]
+    tail = [b["wall_s"] for b in batches if b["lo"] >= settle_from]
+    assert p99 <= 1000 * (2 * TRIGGER + max(tail, default=TRIGGER)), (p99, tail)
