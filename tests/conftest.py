@@ -43,6 +43,22 @@ settings.register_profile("ci", deadline=None, derandomize=True, database=None,
 settings.load_profile("ci" if "CI" in os.environ
                       or os.environ.get("REUSE_HYPOTHESIS_PROFILE") == "ci" else "dev")
 
+# The fuzz tests (``test_*_fuzz.py``, issue 34 item 3) take their settings from the profile
+# ``fuzz``: ``fast`` (a few dozen bad inputs per test, the whole set in well under a minute) by
+# default, ``long`` (thousands per test: benchmarks/fuzz_count.py) when ``REUSE_FUZZ=long``.
+# Each inherits the profile loaded above (no deadline; derandomized under ``ci``).
+FUZZ_PROFILE = os.environ.get("REUSE_FUZZ", "fast")
+if FUZZ_PROFILE not in ("fast", "long"):
+    raise ValueError(f"REUSE_FUZZ={FUZZ_PROFILE!r}: use fast or long")
+_FUZZ_EXAMPLES = {"fast": 40, "long": 1500}[FUZZ_PROFILE]
+settings.register_profile(
+    "fuzz", parent=settings.get_profile(settings.get_current_profile_name()),
+    max_examples=_FUZZ_EXAMPLES, deadline=None,
+    # function_scoped_fixture: the fuzz tests reset capsys per input and use fresh folders
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                           HealthCheck.filter_too_much, HealthCheck.large_base_example,
+                           HealthCheck.function_scoped_fixture])
+
 
 def pytest_configure(config: pytest.Config) -> None:
     try:
@@ -64,6 +80,33 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
         if part is not None and part in item.config.stash.get(REQUIRED, set()):
             report.outcome = "failed"
             report.longrepr = f"{report.longrepr[2]} (${REQUIRE_ENV} requires {part})"
+
+
+class FuzzCounter:
+    """How many generated inputs each door took (``count(door)`` once per input). With
+    ``$REUSE_FUZZ_COUNT`` set, the totals are written there as JSON when the session ends."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def __call__(self, door: str, n: int = 1) -> None:
+        self.counts[door] = self.counts.get(door, 0) + n
+
+
+_FUZZ_COUNTER = FuzzCounter()
+
+
+@pytest.fixture(scope="session")
+def fuzz_count() -> FuzzCounter:
+    """The session's :class:`FuzzCounter` (session-scoped, so ``@given`` tests may use it)."""
+    return _FUZZ_COUNTER
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    out = os.environ.get("REUSE_FUZZ_COUNT")
+    if out:
+        Path(out).write_text(json.dumps({"profile": FUZZ_PROFILE, "exit": int(exitstatus),
+                                         "doors": _FUZZ_COUNTER.counts}, indent=1) + "\n")
 
 
 @pytest.fixture

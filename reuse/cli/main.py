@@ -75,6 +75,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
               + (f"; {sum(rewritten)} containment rewrites in {sum(map(bool, rewritten))} "
                  f"submits" if match.containment else "")
               + ("" if args.no_check else "; invariants held at every step"))
+    else:
+        print(f"0 steps -> {args.out} (the trace has no operations)")
     return 0
 
 

@@ -23,15 +23,17 @@ from __future__ import annotations
 
 import heapq
 import json
+import re
 from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reuse.core.errors import DataflowError
+from reuse.core.errors import DataflowError, shown
+from reuse.core.jsondata import MAX_DEPTH, JsonError, bad_text, loads, short, too_deep
 
 __all__ = ["Task", "Dataflow", "canonical_config", "parse_dataflow", "load_dataflow",
-           "load_dataflows", "dump_dataflow", "fresh_id"]
+           "load_dataflows", "dump_dataflow", "fresh_id", "name_problem"]
 
 
 def canonical_config(config: Any) -> str:
@@ -44,8 +46,11 @@ def canonical_config(config: Any) -> str:
     >>> canonical_config("source")
     '"source"'
     """
-    return json.dumps(config, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False)
+    try:
+        return json.dumps(config, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=False)
+    except RecursionError:  # a config built in Python, nested past the recursion limit
+        raise ValueError("nested too deeply") from None
 
 
 @dataclass(frozen=True)
@@ -96,18 +101,21 @@ class Dataflow:
         for up, down in self.streams:
             for end in (up, down):
                 if end not in by_id:
-                    raise self.error(f"stream [{up!r}, {down!r}] names an unknown task", task=end)
+                    raise self.error(f"stream [{short(up)}, {short(down)}] names an unknown task",
+                                     task=end)
             if up == down:
                 raise self.error("stream is a self-loop", task=up)
             if (up, down) in seen:
-                raise self.error(f"duplicate stream [{up!r}, {down!r}]", task=down)
+                raise self.error(f"duplicate stream [{short(up)}, {short(down)}]", task=down)
             seen.add((up, down))
             parents[down].append(up)
             children[up].append(down)
         order = _topological_order([t.id for t in self.tasks], parents, children)
         if order is None:
             stuck = _a_cycle([t.id for t in self.tasks], children)
-            raise self.error("has a cycle: " + " -> ".join(stuck), task=stuck[0])
+            path = " -> ".join(map(shown, stuck if len(stuck) <= 9
+                                   else [*stuck[:4], "...", *stuck[-4:]]))
+            raise self.error(f"has a cycle: {path}", task=stuck[0])
         object.__setattr__(self, "order", tuple(order))
         object.__setattr__(self, "parents", {k: tuple(v) for k, v in parents.items()})
         object.__setattr__(self, "children", {k: tuple(v) for k, v in children.items()})
@@ -188,7 +196,9 @@ def parse_dataflow(data: Any, *, source: str | None = None) -> Dataflow:
     """Validate JSON data as a dataflow and build it.
 
     Raises :class:`~reuse.core.errors.DataflowError` naming the file, DAG and task for a missing field,
-    a wrong type, a duplicate task id, a stream naming an unknown task, a self-loop or a cycle.
+    a wrong type, a duplicate task id, a stream naming an unknown task, a self-loop or a cycle,
+    a config nested deeper than :data:`~reuse.core.jsondata.MAX_DEPTH` levels, or a string that
+    is not Unicode text (a lone surrogate).
     De-dup is checked separately (:func:`reuse.core.equivalence.check_dedup`), since it needs signatures.
     """
     def fail(message: str, dag: str | None = None, task: str | None = None) -> DataflowError:
@@ -205,6 +215,9 @@ def parse_dataflow(data: Any, *, source: str | None = None) -> Dataflow:
     dag_id = need(data, "id", "dataflow")
     if not isinstance(dag_id, str) or not dag_id:
         raise fail("dataflow 'id' must be a non-empty string")
+    why = name_problem(dag_id)
+    if why:
+        raise fail(f"dataflow 'id' {why}")
     tasks_data = need(data, "tasks", "dataflow", dag_id)
     streams_data = need(data, "streams", "dataflow", dag_id)
     if not isinstance(tasks_data, list):
@@ -218,21 +231,50 @@ def parse_dataflow(data: Any, *, source: str | None = None) -> Dataflow:
         tid = need(item, "id", f"tasks[{i}]", dag_id)
         if not isinstance(tid, str) or not tid:
             raise fail(f"tasks[{i}] 'id' must be a non-empty string", dag_id)
+        why = name_problem(tid)
+        if why:
+            raise fail(f"tasks[{i}] 'id' {why}", dag_id)
         ttype = need(item, "type", "task", dag_id, tid)
         if not isinstance(ttype, str) or not ttype:
             raise fail("'type' must be a non-empty string", dag_id, tid)
+        why = name_problem(ttype)
+        if why:
+            raise fail(f"'type' {why}", dag_id, tid)
         config = need(item, "config", "task", dag_id, tid)
+        if too_deep(config):
+            raise fail(f"'config' is nested deeper than {MAX_DEPTH} levels (or holds itself)",
+                       dag_id, tid)
         try:
-            tasks.append(Task(tid, ttype, config))
+            task = Task(tid, ttype, config)
         except (TypeError, ValueError) as exc:
             raise fail(f"'config' is not plain JSON ({exc})", dag_id, tid) from None
+        if bad_text(task.config_key):
+            raise fail("'config' is not Unicode text (a string holds a lone surrogate)",
+                       dag_id, tid)
+        tasks.append(task)
     streams = []
     for i, item in enumerate(streams_data):
         if (not isinstance(item, (list, tuple)) or len(item) != 2
                 or not all(isinstance(end, str) for end in item)):
-            raise fail(f"streams[{i}] must be a pair of task ids [up, down], got {item!r}", dag_id)
+            raise fail(f"streams[{i}] must be a pair of task ids [up, down], got {short(item)}",
+                       dag_id)
         streams.append((item[0], item[1]))
     return Dataflow(dag_id, tuple(tasks), tuple(streams), source=source)
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def name_problem(name: str) -> str:
+    """Why a DAG id, task id or type cannot name anything (empty: it can). Names are printed
+    one per line, written to CSV and used in topics, so they hold no control character or line
+    break, and they are Unicode text (no lone surrogate)."""
+    found = _CONTROL.search(name)
+    if found:
+        return f"holds a control character or line break (U+{ord(found.group()):04X})"
+    if bad_text(name):
+        return "is not Unicode text (it holds a lone surrogate)"
+    return ""
 
 
 def load_dataflow(path: str | Path) -> Dataflow:
@@ -245,10 +287,9 @@ def load_dataflow(path: str | Path) -> Dataflow:
     except UnicodeDecodeError:
         raise DataflowError("is not UTF-8 text", file=str(path)) from None
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataflowError(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
-                            file=str(path)) from None
+        data = loads(text)
+    except JsonError as exc:
+        raise DataflowError(str(exc), file=str(path)) from None
     return parse_dataflow(data, source=str(path))
 
 

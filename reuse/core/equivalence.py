@@ -37,6 +37,7 @@ import networkx as nx
 from networkx.algorithms.isomorphism import DiGraphMatcher
 
 from reuse.core.dataflow import Dataflow, Task
+from reuse.core.errors import shown
 from reuse.core.matching import EXACT, MatchPolicy
 
 __all__ = [
@@ -68,7 +69,10 @@ def task_signature(type_: str, config_key: str, parent_signatures: Iterable[Sign
     True
     """
     h = hashlib.blake2b(digest_size=16)
-    h.update(f"{len(type_)}:{type_}|{len(config_key)}:{config_key}|".encode())
+    # surrogatepass: a lone surrogate (only a Task built in Python can hold one; parsing
+    # refuses them) hashes as itself instead of failing; valid text encodes as plain UTF-8
+    h.update(f"{len(type_)}:{type_}|{len(config_key)}:{config_key}|".encode("utf-8",
+                                                                            "surrogatepass"))
     for p in (parent_signatures if ordered else sorted(parent_signatures)):
         h.update(p.encode("ascii"))
     return h.hexdigest()
@@ -118,7 +122,8 @@ def check_dedup(flow: Dataflow, match: MatchPolicy = EXACT,
         other = first.setdefault(sig[tid], tid)
         if other != tid:
             raise flow.error(
-                f"is not de-dup: tasks '{other}' and '{tid}' are equivalent (same type, config "
+                f"is not de-dup: tasks '{shown(other)}' and '{shown(tid)}' are equivalent "
+                f"(same type, config "
                 f"and ancestor graph); merge them or pass --dedup", task=tid)
     return sig
 

@@ -14,6 +14,7 @@ __all__ = [
     "ManagerError",
     "StateError",
     "CostError",
+    "shown",
 ]
 
 
@@ -47,15 +48,23 @@ class ReuseError(Exception):
         if self.file is not None:
             parts.append(f"{self.file}")
         if self.dag is not None:
-            parts.append(f"dag '{self.dag}'")
+            parts.append(f"dag '{shown(self.dag)}'")
         if self.task is not None:
-            parts.append(f"task '{self.task}'")
+            parts.append(f"task '{shown(self.task)}'")
         return ": ".join(parts)
 
     def __str__(self) -> str:
         where = self.where()
         text = f"{where}: {self.message}" if where else self.message
-        return " ".join(text.split())  # always one line
+        # always one line, and always writable: a lone surrogate (from JSON's "\ud800") is
+        # shown escaped, or printing the error would raise
+        return " ".join(text.split()).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def shown(name: object, limit: int = 120) -> str:
+    """An id as an error names it: cut to ``limit`` characters (an id can be megabytes long)."""
+    text = str(name)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 class DataflowError(ReuseError):
@@ -75,7 +84,7 @@ class TraceError(ReuseError):
         if self.step is not None:
             parts.append(f"step {self.step}")
         if self.dag is not None:
-            parts.append(f"dag '{self.dag}'")
+            parts.append(f"dag '{shown(self.dag)}'")
         return ": ".join(parts)
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from reuse.core.errors import ReuseError, StateError
+from reuse.core.jsondata import loads
 from reuse.core.manager import Manager
 
 __all__ = ["StateStore", "read_journal", "append_journal"]
@@ -55,11 +56,16 @@ class StateStore:
         manager = Manager()
         if self.snapshot.exists():
             try:
-                data = json.loads(self.snapshot.read_text(encoding="utf-8"))
+                data = loads(self.snapshot.read_bytes())
                 manager = Manager.from_state(data["state"])
                 seq = int(data["seq"])
-            except (ValueError, KeyError, TypeError) as exc:
-                raise StateError(f"snapshot is unreadable ({exc})", file=str(self.snapshot)) from None
+            except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
+                raise StateError(f"snapshot is unreadable ({type(exc).__name__}: "
+                                 f"{str(exc)[:120]})",
+                                 file=str(self.snapshot)) from None
+            except ReuseError as exc:
+                raise StateError(f"snapshot is unreadable ({exc})",
+                                 file=str(self.snapshot)) from None
         records, torn = self._journal_records()
         if torn:  # drop the torn tail now, or the next append would bury it mid-file
             _atomic_write(self.journal, "".join(json.dumps(r, separators=(",", ":")) + "\n"
@@ -72,6 +78,9 @@ class StateStore:
             except ReuseError as exc:
                 raise StateError(f"journal entry {n} cannot be replayed: {exc}",
                                  file=str(self.journal)) from None
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a field missing
+                raise StateError(f"journal entry {n} is not an operation ({type(exc).__name__}: "
+                                 f"{str(exc)[:120]})", file=str(self.journal)) from None
             seq = n
         self._seq = seq
         manager._journal = self._append
@@ -97,19 +106,19 @@ def read_journal(path: Path, key: str | None = None) -> tuple[list[dict[str, Any
     anywhere else, or a record without ``key``, is a one-line :class:`StateError`."""
     if not path.exists():
         return [], False
-    lines = path.read_text(encoding="utf-8").split("\n")
+    lines = path.read_bytes().split(b"\n")
     out = []
     for i, line in enumerate(lines):
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
+        try:  # loads: not UTF-8, not JSON, too deep, NaN... are each a JsonError (ValueError)
+            record = loads(line)
             if not isinstance(record, dict) or (key is not None and key not in record):
-                raise ValueError(line)
+                raise ValueError("not a record")
             if key is not None:
                 int(record[key])
             out.append(record)
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, OverflowError):
             if i == len(lines) - 1:  # torn final write: the operation never happened
                 return out, True
             raise StateError(f"line {i + 1} is damaged", file=str(path)) from None

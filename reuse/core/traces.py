@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reuse.core.dataflow import name_problem
 from reuse.core.errors import TraceError
+from reuse.core.jsondata import JsonError, loads, short
 
 __all__ = ["Op", "load_trace", "check_trace", "seq_trace", "random_walk_trace", "dump_trace"]
 
@@ -37,12 +39,11 @@ def load_trace(path: str | Path) -> list[Op]:
     path = Path(path)
     name = str(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise TraceError(f"cannot read file ({exc.strerror})", file=name) from None
-    except json.JSONDecodeError as exc:
-        raise TraceError(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
-                         file=name) from None
+    except JsonError as exc:
+        raise TraceError(str(exc), file=name) from None
     except UnicodeDecodeError:
         raise TraceError("is not UTF-8 text", file=name) from None
     if not isinstance(data, dict) or not isinstance(data.get("ops"), list):
@@ -52,7 +53,10 @@ def load_trace(path: str | Path) -> list[Op]:
         if (not isinstance(item, dict) or item.get("op") not in ("submit", "remove")
                 or not isinstance(item.get("dag"), str)):
             raise TraceError(f"each op must be {{\"op\": \"submit\"|\"remove\", \"dag\": \"<id>\"}}, "
-                             f"got {json.dumps(item)[:80]}", file=name, step=i)
+                             f"got {short(item)}", file=name, step=i)
+        why = name_problem(item["dag"])
+        if why:
+            raise TraceError(f"the op's dag id {short(item['dag'])} {why}", file=name, step=i)
         ops.append(Op(item["op"], item["dag"]))
     return ops
 

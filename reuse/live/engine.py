@@ -36,7 +36,6 @@ may not import upward. Both drive the same engine class with the same trace runn
 
 from __future__ import annotations
 
-import json
 import tempfile
 import threading
 import time
@@ -44,7 +43,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reuse.core.dataflow import Dataflow, parse_dataflow
+from reuse.core.dataflow import Dataflow, load_dataflow, parse_dataflow
 from reuse.core.errors import ReuseError
 from reuse.core.traces import Op
 from reuse.live.metrics import (
@@ -75,17 +74,9 @@ def as_dataflow(flow: Dataflow | str | Path | Mapping[str, Any]) -> Dataflow:
         return flow
     if isinstance(flow, (str, Path)):
         path = Path(flow)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ReuseError("no such dataflow file", file=str(path)) from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ReuseError(f"is not JSON ({exc})", file=str(path)) from None
-        try:
-            return parse_dataflow(data)
-        except ReuseError as exc:
-            exc.file = exc.file or str(path)
-            raise
+        if not path.exists():
+            raise ReuseError("no such dataflow file", file=str(path))
+        return load_dataflow(path)  # its errors name the file (not JSON, too deep, ...)
     if isinstance(flow, Mapping):
         return parse_dataflow(dict(flow))
     raise ReuseError(f"cannot submit a {type(flow).__name__}: give a Dataflow, a JSON file "

@@ -18,7 +18,10 @@ planners hand out the same runtime ids for the same operations), restarts the sh
 its checkpoint, and carries on with the trace. A torn last line (the driver died while writing
 it) is dropped: that operation never took effect. The resumed run's journal drops it from the
 file before appending, or its first record would be glued to the torn one (a damaged line that
-stops the next resume).
+stops the next resume). Any other damage (a line that is not JSON, a record missing a field
+a resume reads, a start record whose dataflows or trace do not check, an ``op`` that is not its
+step of the trace) is a one-line :class:`~reuse.core.errors.StateError` naming the file and
+record, before anything is started.
 
 Nothing here imports Spark.
 """
@@ -30,8 +33,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reuse.core.dataflow import parse_dataflow
 from reuse.core.errors import ReuseError, StateError
+from reuse.core.jsondata import short
 from reuse.core.state import _atomic_write, append_journal, read_journal
+from reuse.core.traces import Op, check_trace
 
 __all__ = ["RunJournal", "JournalState", "load_journal", "step_started_ms"]
 
@@ -114,19 +120,77 @@ def load_journal(root: str | Path) -> JournalState:
     if len(starts) != 1:
         raise StateError(f"needs exactly one start record, found {len(starts)}", file=str(path))
     st = JournalState(starts[0], torn=torn)
-    for r in records:
+    trace = _check_start(starts[0], str(path))
+    for n, r in enumerate(records, start=1):
         kind = r.get("kind")
+
+        def bad(why: str, n: int = n, kind: Any = kind) -> StateError:
+            return StateError(f"record {n} ({short(kind)}) {why}", file=str(path))
+
         if kind == "op":
+            for name in ("step", "cut", "mark"):
+                if not _is_int(r.get(name)):
+                    raise bad(f"has no integer '{name}'")
+            if r.get("op") not in ("submit", "remove") or not isinstance(r.get("dag"), str):
+                raise bad("must name an op 'submit' or 'remove' and a 'dag' id")
+            if "t_ms" in r and r["t_ms"] is not None and not _is_int(r["t_ms"]):
+                raise bad("has a 't_ms' that is not an integer")
+            step = r["step"]
+            if trace is not None and (not 1 <= step <= len(trace)
+                                      or trace[step - 1] != [r["op"], r["dag"]]):
+                raise bad(f"is not step {step} of the start record's trace")
             st.ops.append(r)
         elif kind == "row":
-            st.rows.append(r["row"])
+            row = r.get("row")
+            if not isinstance(row, dict) or not _is_int(row.get("step")) \
+                    or not _is_int(r.get("mark")):
+                raise bad("must hold a 'row' object with an integer 'step', and a 'mark'")
+            if "t_end_ms" in row and row["t_end_ms"] is not None \
+                    and not isinstance(row["t_end_ms"], (int, float)):
+                raise bad("has a 't_end_ms' that is not a number")
+            st.rows.append(row)
             st.marks.append(int(r["mark"]))
         elif kind != "start":
-            raise StateError(f"unknown record kind {kind!r}", file=str(path))
+            raise StateError(f"unknown record kind {short(kind)}", file=str(path))
     steps = [int(o["step"]) for o in st.ops]
     if steps != list(range(1, len(steps) + 1)):
         raise StateError(f"operations are not steps 1..{len(steps)} in order", file=str(path))
     return st
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_start(start: dict[str, Any], path: str) -> list[list[str]] | None:
+    """Check what a resume reads from the start record before it starts anything: ``t0`` and
+    ``start_seq`` integers, ``flows`` dataflows, ``ops`` a trace over them. Returns the trace
+    (``None``: the record has none, as a test's may not)."""
+    for name in ("t0", "start_seq"):  # a run's record (with its flows) must hold both
+        if (name in start or "flows" in start) and not _is_int(start.get(name)):
+            raise StateError(f"start record's {name!r} is not an integer", file=path)
+    flows: list[str] | None = None
+    if "flows" in start:
+        if not isinstance(start["flows"], list):
+            raise StateError("start record's 'flows' is not a list of dataflows", file=path)
+        try:
+            flows = [parse_dataflow(d, source=path).id for d in start["flows"]]
+        except ReuseError as exc:
+            raise StateError(f"start record's dataflow is not valid: {exc}", file=path) from None
+    if "ops" not in start:
+        return None
+    ops = start["ops"]
+    if not isinstance(ops, list) or not all(
+            isinstance(o, list) and len(o) == 2 and o[0] in ("submit", "remove")
+            and isinstance(o[1], str) for o in ops):
+        raise StateError("start record's 'ops' is not a list of [op, dag] pairs", file=path)
+    if flows is not None:
+        try:
+            check_trace([Op(o, d) for o, d in ops], flows, file=path)
+        except ReuseError as exc:
+            raise StateError(f"start record's trace does not fit its dataflows: {exc}",
+                             file=path) from None
+    return ops
 
 
 def step_started_ms(state: JournalState, step: int, default: int) -> int:

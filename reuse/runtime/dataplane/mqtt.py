@@ -34,10 +34,11 @@ from __future__ import annotations
 import json
 import threading
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from reuse.core.jsondata import bad_text, loads
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.dataplane.bus import Bus
 from reuse.runtime.dataplane.frames import encode_frame
@@ -54,6 +55,7 @@ TOPIC_PREFIX = "sensors/"
 #: What the ingest subscribes to: every source's topic.
 SUBSCRIPTION = TOPIC_PREFIX + "#"
 _NOT_IN_NAME = ("/", "+", "#", "\x00")
+_INT64 = 1 << 63
 
 
 class MqttError(SparkRuntimeError):
@@ -270,7 +272,9 @@ class Malformed:
     ok = False
 
     def __str__(self) -> str:
-        return f"topic '{self.topic}': malformed message: {self.reason}"
+        name = repr(self.topic)  # a topic may hold a newline: still one line
+        name = name if len(name) <= 120 else name[:120] + "..."
+        return f"topic {name}: malformed message: {self.reason}"
 
 
 def _short(raw: bytes | str, n: int = 40) -> str:
@@ -279,7 +283,8 @@ def _short(raw: bytes | str, n: int = 40) -> str:
     return repr(text if len(text) <= n else text[:n] + "...")
 
 
-def decode_message(topic: str, payload: bytes) -> Message | Malformed:
+def decode_message(topic: str, payload: bytes, sources: Collection[str] | None = None,
+                   ) -> Message | Malformed:
     """Decode one MQTT message into ``(source, seq, event)``, or say why it is malformed.
 
     Parameters
@@ -288,8 +293,12 @@ def decode_message(topic: str, payload: bytes) -> Message | Malformed:
         The topic it arrived on: ``sensors/<source>``.
     payload
         Its bytes: a JSON object with ``src`` (the topic's source), ``seq`` (an integer >= 0),
-        ``ts`` (an integer) and ``payload`` (the SenML text), as :func:`encode_message` writes
-        :func:`~reuse.runtime.common.execution.source_event`.
+        ``ts`` (an integer) and ``payload`` (the SenML text, Unicode), as
+        :func:`encode_message` writes :func:`~reuse.runtime.common.execution.source_event`.
+        JSON that :func:`reuse.core.jsondata.loads` refuses (nested deeper than it allows,
+        ``NaN``, a number out of range) is not JSON here either.
+    sources
+        The sources the run reads (``None``: any); a message of another source is malformed.
 
     Returns
     -------
@@ -316,9 +325,12 @@ def decode_message(topic: str, payload: bytes) -> Message | Malformed:
     except UnicodeDecodeError:
         return Malformed(topic, f"not UTF-8: {_short(payload)}")
     try:
-        event = json.loads(text)
-    except ValueError:  # json.JSONDecodeError, and recursion or number limits
-        return Malformed(topic, f"not JSON: {_short(text)}")
+        event = loads(text)
+    except ValueError as exc:  # bad syntax, nested too deeply, NaN, a number out of range
+        why = str(exc).removeprefix("not JSON: ")
+        detail = "" if why.startswith(("Expecting", "Extra data", "Unterminated", "Invalid")) \
+            else f" ({why})"
+        return Malformed(topic, f"not JSON{detail}: {_short(text)}")
     if not isinstance(event, dict):
         return Malformed(topic, f"not a JSON object: {_short(text)}")
     for name, kind in (("src", str), ("seq", int), ("ts", int), ("payload", str)):
@@ -329,9 +341,19 @@ def decode_message(topic: str, payload: bytes) -> Message | Malformed:
             return Malformed(topic, f"'{name}' is {type(value).__name__}, not {kind.__name__}: "
                              f"{_short(text)}")
     if event["src"] != source:
-        return Malformed(topic, f"src {event['src']!r} is not the topic's source {source!r}")
+        return Malformed(topic, f"src {_short(event['src'])} is not the topic's source "
+                         f"{source!r}")
+    if sources is not None and source not in sources:
+        return Malformed(topic, f"unknown source {source!r} (not a source of this run)")
     if event["seq"] < 0:
         return Malformed(topic, f"seq {event['seq']} is negative")
+    for name in ("seq", "ts"):  # a frame's high-water mark and Spark's columns are 64-bit
+        if not -_INT64 <= event[name] < _INT64:
+            return Malformed(topic, f"{name} {_short(str(event[name]))} is out of the 64-bit "
+                             "range")
+    if bad_text(event["payload"]):
+        return Malformed(topic, f"'payload' is not Unicode text (a lone surrogate): "
+                         f"{_short(text)}")
     return Message(topic, source, event["seq"], event, text)
 
 
@@ -397,6 +419,9 @@ class Ingest:
         The MQTT client id (empty: the broker makes one; the session is clean either way).
     qos
         The subscription's QoS (1: the broker redelivers what was not acknowledged).
+    sources
+        The sources to append (``None``: every ``sensors/<source>``); a message on another
+        source's topic is counted malformed.
 
     Examples
     --------
@@ -414,7 +439,8 @@ class Ingest:
     """
 
     def __init__(self, bus: Bus, broker: str | BrokerUrl, *, launch: int = 1,
-                 flush_s: float = 0.2, client_id: str = "", qos: int = 1) -> None:
+                 flush_s: float = 0.2, client_id: str = "", qos: int = 1,
+                 sources: Collection[str] | None = None) -> None:
         if not 0 <= launch < 10 ** 6:
             raise MqttError(f"launch {launch} is not in 0..999999")
         if flush_s <= 0:
@@ -425,6 +451,7 @@ class Ingest:
         self.flush_s = flush_s
         self.client_id = client_id
         self.qos = qos
+        self.sources = None if sources is None else frozenset(sources)
         self._lock = threading.Lock()  # buffers and counts
         self._flush_lock = threading.Lock()  # one flush at a time, so frames keep their order
         self._pending: dict[str, list[Message]] = {}
@@ -447,7 +474,7 @@ class Ingest:
     def receive(self, topic: str, payload: bytes) -> Message | Malformed:
         """Take one message (the MQTT callback's body): decode it, count it, and buffer it for
         the next frame when it is well formed and its ``seq`` is new on its topic."""
-        got = decode_message(topic, payload)
+        got = decode_message(topic, payload, self.sources)
         with self._lock:
             c = self._count(topic)
             c["received"] += 1

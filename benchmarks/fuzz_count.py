@@ -1,0 +1,91 @@
+"""Count the bad inputs the fuzz tests try (issue 34, item 3: at least 10,000, zero crashes).
+
+Runs the fuzz tests (``tests/**/test_*_fuzz.py``; no Spark, no browser) under the ``long``
+Hypothesis profile (``REUSE_FUZZ=long``, see tests/conftest.py), has them count each generated
+input per door (``$REUSE_FUZZ_COUNT``), and writes the totals with the command, the git
+commit, the machine and the time to ``--json``::
+
+    .venv/bin/python benchmarks/fuzz_count.py [--profile long] [--json docs/bench/fuzz.json]
+
+Exits non-zero when a fuzz test failed (a crash, a traceback, a changed state).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def fuzz_files() -> list[str]:
+    return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob("test_*_fuzz.py"))
+
+
+def machine() -> dict[str, object]:
+    model = ""
+    try:
+        for ln in Path("/proc/cpuinfo").read_text().splitlines():
+            if ln.startswith("model name"):
+                model = ln.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"cpus": os.cpu_count(), "cpu": model, "python": platform.python_version(),
+            "platform": platform.platform(), "load_avg_1m": os.getloadavg()[0]}
+
+
+def commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+                             text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True,
+                               text=True, check=True).stdout.strip()
+        return out + ("+dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--profile", choices=["fast", "long"], default="long")
+    ap.add_argument("--json", default=str(ROOT / "docs" / "bench" / "fuzz.json"))
+    args = ap.parse_args()
+    files = fuzz_files()
+    with tempfile.TemporaryDirectory() as tmp:
+        counts = Path(tmp) / "counts.json"
+        env = dict(os.environ, REUSE_FUZZ=args.profile, REUSE_FUZZ_COUNT=str(counts))
+        cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+               "-m", "not spark and not browser", *files]
+        t0 = time.time()
+        r = subprocess.run(cmd, cwd=ROOT, env=env)
+        elapsed = time.time() - t0
+        got = json.loads(counts.read_text()) if counts.exists() else {"doors": {}}
+    doors = dict(sorted(got["doors"].items()))
+    total = sum(doors.values())
+    report = {"command": " ".join(["REUSE_FUZZ=" + args.profile, "python", "-m", "pytest",
+                                   *cmd[3:]]),
+              "script": "benchmarks/fuzz_count.py --profile " + args.profile,
+              "profile": args.profile, "commit": commit(), "machine": machine(),
+              "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "elapsed_s": round(elapsed, 1),
+              "pytest_exit": r.returncode, "crashes": 0 if r.returncode == 0 else None,
+              "total_inputs": total, "doors": doors}
+    for door, n in doors.items():
+        print(f"{n:>8}  {door}")
+    print(f"{total:>8}  in all ({args.profile} profile, {elapsed:.0f} s, pytest exit "
+          f"{r.returncode})")
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
+    print(f"-> {args.json}")
+    return r.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
