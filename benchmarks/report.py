@@ -450,6 +450,60 @@ def _trace_never_above(raws: list[Any]) -> str:
                          means["default-inplace"])
 
 
+def _ms(x: float | None) -> str:
+    return "-" if x is None else f"{x / 1000:.2f} s"
+
+
+def _pace_phases(raws: list[Any]) -> str:
+    """Issue 36: a broker-fed run with no rate through a publisher's schedule, per phase."""
+    r = raws[0]
+    rows = [[f"{p['rate']:g}/s for {p['seconds']:g} s", f"{p['seqs'][0]}-{p['seqs'][1]}",
+             _n(p["claimed_median"] or 0), _f(p["batch_wall_median_s"], 2),
+             _f(p["batch_wall_max_s"], 2), _ms(p["p50_ms"]), _ms(p["p99_ms"]),
+             "yes" if p["within_2_triggers"] else "no"] for p in r["phases"]]
+    table = _table(["phase (per source)", "seq measured", "seq per batch (median)",
+                    "batch wall median (s)", "batch wall max (s)", "p50", "p99",
+                    "p99 within 2 triggers + batch"], _left(8), rows)
+    return (table + f"\n\nTrigger {r['trigger_s']:g} s; engine given no rate (its default, "
+            f"{r['engine_rate_option']:g}, unused); lost {r['lost']}, duplicated "
+            f"{r['duplicated']} of {_n(r['expected'])} expected outputs; drained "
+            f"{r['drain_s']:g} s after the publisher stopped. Publisher: {r['publisher']}.")
+
+
+def _pace_search(raws: list[Any]) -> str:
+    """Issue 36: the highest sustained rate, generated replay against the broker path."""
+    cells = [c for c in raws[0] if c.get("part") == "search"]
+    rows = [[c["source"], f"{c['rate']:g}", "yes" if c["sustained"] else "no",
+             f"{c['backlog_start']} -> {c['backlog_end']}", _ms(c["p50_ms"]), _ms(c["p99_ms"]),
+             f"{c['arrival_rate']:g}", _f(c["cores"])] for c in cells]
+    table = _table(["source", "rate (events/s per source)", "sustained", "backlog (seq)",
+                    "p50", "p99", "arrived (seq/s)", "cores"], _left(8), rows)
+    res = {c["source"]: c for c in raws[0] if c.get("part") == "search-result"}
+    lines = [f"{s}: highest sustained {r['highest_sustained']:g}, lowest failed "
+             f"{r['lowest_failed']}" for s, r in res.items()]
+    ratio = next((c for c in raws[0] if c.get("part") == "search-ratio"), None)
+    if ratio is not None:
+        lines.append(f"broker path / replay: {ratio['mqtt_over_replay']:g} (target at least "
+                     f"{ratio['target']:g})")
+    return table + "\n\n" + "; ".join(lines) + "."
+
+
+def _view_latency(raws: list[Any]) -> str:
+    """Issue 36 (issue 23's open target): from a submit to the live view showing the tasks."""
+    r = raws[0]
+    subs = r["submits"]
+    rows = [[s["dag"], str(s["started"]), str(s["reused"]), _f(s["scene_s"]), _f(s["live_s"])]
+            for s in subs]
+    live = [s["live_s"] for s in subs if s["live_s"] is not None]
+    table = _table(["dataflow", "tasks started", "reused", "scene shows it (s)",
+                    "task table shows its tasks running (s)"], _left(5), rows)
+    summary = (f"Trigger {r['trigger_s']:g} s, view refresh {r['refresh_s']:g} s, "
+               f"{r['rate']:g} events/s per source; running tasks shown within "
+               f"{_spread(live, 2) if live else '-'} s (median [min, max]) of the submit, "
+               f"{len(live)} of {len(subs)} submits")
+    return table + "\n\n" + summary + "."
+
+
 # ---------------------------------------------------------------- the registry
 
 def registry() -> dict[str, Entry]:
@@ -474,6 +528,10 @@ def registry() -> dict[str, Entry]:
         Entry("disk", ("disk.json",), _disk),
         Entry("trace_inplace", ("trace_inplace.json",), _trace_inplace,
               verdict=_trace_never_above),
+        Entry("broker_pace_schedule", ("broker_pace_schedule.json",), _pace_phases),
+        Entry("broker_pace_burst", ("broker_pace_burst.json",), _pace_phases),
+        Entry("broker_pace_search", ("broker_pace_search.json",), _pace_search),
+        Entry("view_latency", ("view_latency.json",), _view_latency),
     ]
     return {e.name: e for e in entries}
 
