@@ -56,6 +56,13 @@ def _senml_value(entry: dict[str, Any]) -> Any:
 class SenMLParse(Task):
     """Parse a SenML payload into one event per observed field.
 
+    A payload that is not SenML (not JSON, not an object, entries that are not objects: what a
+    broken or hostile sensor sends through a well-formed MQTT message) gives no observations.
+    RIoTBench's bolt would throw, and Storm would fail the tuple; here the parse runs inside
+    the one shared query that serves every tenant, where an exception fails the batch, and the
+    re-run fails again on the same event: one bad message would stop every dataflow. Dropping
+    it is what the reference execution does too (it runs this code), so outputs stay exact.
+
     Config keys: ``id_field`` (the field that identifies the sensor, ``PARSE.ID_FIELD_SCHEMA``),
     ``meta_fields`` (``PARSE.META_FIELD_SCHEMA``: carried in ``meta``, not emitted),
     ``fields`` (observed fields to emit, in order). The workload passes every schema field that
@@ -88,8 +95,12 @@ class SenMLParse(Task):
         payload = event.get("payload")
         if not isinstance(payload, str):
             raise TaskError(f"SenMLParse: event seq={event.get('seq')} has no str payload")
-        _, msg = parse_senml_line(payload)
-        values = {e.get("n"): _senml_value(e) for e in msg.get("e", [])}
+        try:  # a payload that is not SenML: no observations, never an exception (see below)
+            _, msg = parse_senml_line(payload)
+            entries = msg.get("e", [])
+            values = {e.get("n"): _senml_value(e) for e in entries}
+        except (ValueError, TypeError, AttributeError, RecursionError):
+            return []
         meta: dict[str, Any] = {m: values[m] for m in self.meta_fields if m in values}
         if "timestamp" in self.meta_fields and "timestamp" not in meta and "bt" in msg:
             meta["timestamp"] = as_float(msg["bt"])

@@ -3,6 +3,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reuse.tasks import make_task
 from reuse.tasks.resources import read_properties
@@ -65,3 +67,24 @@ def test_annotate_and_csv_to_senml(configs, data_dir, sys_obs):
     assert names[:2] == ["timestamp", "source"] and names[-2:] == ["location", "type"]
     assert {"n": "temperature", "u": "far", "v": 8.0} in body["e"]
     assert senml["seq"] == 0
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.floats(allow_nan=False) | st.text(max_size=8),
+                     lambda kids: st.lists(kids, max_size=4)
+                     | st.dictionaries(st.text(max_size=4), kids, max_size=4), max_leaves=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(
+    st.text(max_size=60),  # anything at all
+    _JSON.map(json.dumps),  # JSON that is not SenML
+    st.lists(_JSON, max_size=4).map(lambda es: json.dumps({"e": es})),  # entries of any shape
+    st.tuples(st.integers(), _JSON).map(lambda t: f"{t[0]},{json.dumps(t[1])}")))
+def test_a_payload_that_is_not_senml_gives_no_observation_and_never_raises(payload):
+    """Issue 34's fuzzing, one door further in: a well-formed MQTT message whose payload is
+    garbage must not fail the shared query's batch (its re-run would fail again)."""
+    parse = make_task("SenMLParse", {"id_field": "id", "meta_fields": ["id"],
+                                     "fields": ["t", "h"]})
+    out = parse.process({"src": "SYS", "seq": 1, "ts": 0, "payload": payload})
+    assert isinstance(out, list)
+    assert all(o["obs"] in ("t", "h") and o["seq"] == 1 for o in out)
