@@ -237,7 +237,17 @@ def schedule_cell(schedule: str, a: argparse.Namespace) -> dict[str, Any]:
                      "within_2_triggers": (p99 is not None and batch_max is not None
                                            and p99 <= 1000 * (2 * a.trigger + batch_max))})
         lo = hi
+    # the last phase in 10 s windows of its events: when the latency came back after a burst
+    rate, seconds = phases[-1]
+    first = lo - round(rate * seconds)
+    step = max(1, round(rate * 10))
+    recovery = []
+    for w0 in range(max(first, s0), lo, step):
+        lat = [float(r["o"] - r["ts"]) for r in recs if w0 <= r["q"] < w0 + step]
+        recovery.append({"from_s": round((w0 - first) / rate, 1),
+                         "p99_ms": percentile(lat, 99), "outputs": len(lat)})
     return {"part": "schedule", "schedule": schedule, "trigger_s": a.trigger,
+            "last_phase_windows": recovery,
             "engine_rate_option": 10.0, "phases": rows,
             "lost": sum(x["lost"] for x in acc.values()),
             "duplicated": sum(x["duplicated"] for x in acc.values())

@@ -464,6 +464,10 @@ def _pace_phases(raws: list[Any]) -> str:
     table = _table(["phase (per source)", "seq measured", "seq per batch (median)",
                     "batch wall median (s)", "batch wall max (s)", "p50", "p99",
                     "p99 within 2 triggers + batch"], _left(8), rows)
+    wins = r.get("last_phase_windows") or []
+    if wins:
+        table += ("\n\nThe last phase's p99 by 10 s of its events (from the phase's start): "
+                  + ", ".join(f"{w['from_s']:g} s {_ms(w['p99_ms'])}" for w in wins) + ".")
     return (table + f"\n\nTrigger {r['trigger_s']:g} s; engine given no rate (its default, "
             f"{r['engine_rate_option']:g}, unused); lost {r['lost']}, duplicated "
             f"{r['duplicated']} of {_n(r['expected'])} expected outputs; drained "
