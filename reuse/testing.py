@@ -211,6 +211,48 @@ def checked_replay(flows: Iterable[Any], ops: Iterable[tuple[str, str]], data_di
         yield m
 
 
+def ranged_tenant(dag: str, shrink: float, topic: str, *, window: int | None = None,
+                  data_dir: str | Path | None = None) -> Any:
+    """A SYS tenant ``src -> parse -> range -> kalman -> out`` whose range is ``shrink`` of
+    each field's width inside the workload's (so a larger ``shrink`` is contained in a smaller
+    one: issue 25's containment, issue 36's re-plans); ``window``: also ``parse -> bwa(window)
+    -> out2``."""
+    from reuse.core.dataflow import parse_dataflow
+    from reuse.workloads.riotbench import source_configs
+
+    cfg = source_configs("SYS", riotbench_dir(data_dir))
+    rng = {k: [lo + shrink * (hi - lo), hi - shrink * (hi - lo)]
+           for k, (lo, hi) in cfg["RangeFilter.drop"]["valid_range"].items()}
+    tasks = [("src", "SYS", "source"), ("parse", "SenMLParse", cfg["SenMLParse"]),
+             ("range", "RangeFilter", {"valid_range": rng}),
+             ("kalman", "KalmanFilter", cfg["KalmanFilter"]),
+             ("out", "MQTTPublish", {"topic": topic})]
+    streams = [["src", "parse"], ["parse", "range"], ["range", "kalman"], ["kalman", "out"]]
+    if window is not None:
+        tasks += [("bwa", "BlockWindowAverage", {**cfg["BlockWindowAverage"], "window": window}),
+                  ("out2", "MQTTPublish", {"topic": topic + "-w"})]
+        streams += [["parse", "bwa"], ["bwa", "out2"]]
+    return parse_dataflow({"id": dag, "tasks": [{"id": i, "type": t, "config": c}
+                                                for i, t, c in tasks], "streams": streams})
+
+
+def window_tenant(dag: str, window: int, topic: str, *,
+                  data_dir: str | Path | None = None) -> Any:
+    """A SYS tenant ``src -> parse -> bwa(window) -> out`` (a window of a multiple of a running
+    one's reads its panes: the ``panes`` rule)."""
+    from reuse.core.dataflow import parse_dataflow
+    from reuse.workloads.riotbench import source_configs
+
+    cfg = source_configs("SYS", riotbench_dir(data_dir))
+    return parse_dataflow({"id": dag, "tasks": [
+        {"id": "src", "type": "SYS", "config": "source"},
+        {"id": "parse", "type": "SenMLParse", "config": cfg["SenMLParse"]},
+        {"id": "bwa", "type": "BlockWindowAverage",
+         "config": {**cfg["BlockWindowAverage"], "window": window}},
+        {"id": "out", "type": "MQTTPublish", "config": {"topic": topic}}],
+        "streams": [["src", "parse"], ["parse", "bwa"], ["bwa", "out"]]})
+
+
 def ledger_task(task: Any, at: int) -> dict[str, Any]:
     """A started task (:class:`reuse.runtime.common.planners.NewTask`) as the runtime's ledger holds
     it, joined at ``at``: what the reference execution reads (tests that drive a deployment by

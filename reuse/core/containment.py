@@ -117,6 +117,7 @@ class RunningGraph(Protocol):
 
 def contain(flow: Dataflow, running: RunningGraph, match: MatchPolicy = EXACT,
             sig: Mapping[str, Signature] | None = None, ordered: frozenset[str] | None = None,
+            *, new_stateful: bool = True,
             ) -> tuple[Dataflow, tuple[Rewrite, ...], dict[str, Signature]]:
     """The plan of a de-dup dataflow under ``match``'s containment rules, and its steps.
 
@@ -132,6 +133,12 @@ def contain(flow: Dataflow, running: RunningGraph, match: MatchPolicy = EXACT,
         ``flow``'s signatures under ``match``, if already computed.
     ordered
         ``match.ordered_tasks(flow)``, if already computed.
+    new_stateful
+        Whether a rule with ``fresh_inputs`` (a window's: its residual has state) may make a
+        residual that does not run yet. A re-plan (:mod:`reuse.core.replan`) says no: a
+        residual started at a cut would begin with the wide task's partial blocks, not with
+        the blocks the dataflow's own window task has then; it may still share a residual
+        that runs (nothing starts, nothing changes state).
 
     Returns
     -------
@@ -146,7 +153,7 @@ def contain(flow: Dataflow, running: RunningGraph, match: MatchPolicy = EXACT,
     sigs = dict(signatures(flow, match, ordered) if sig is None else sig)
     if not rules or not any(t.type in rules for t in flow.tasks):
         return flow, (), sigs
-    state = _Plan(flow, sigs, ordered, running, match)
+    state = _Plan(flow, sigs, ordered, running, match, new_stateful)
     done: list[Rewrite] = []
     settled: set[str] = set()
     i = 0
@@ -180,8 +187,9 @@ class _Plan:
     dataflow, for the rules with ``fresh_inputs``."""
 
     def __init__(self, flow: Dataflow, sig: dict[str, Signature], ordered: frozenset[str],
-                 running: RunningGraph, match: MatchPolicy) -> None:
+                 running: RunningGraph, match: MatchPolicy, new_stateful: bool = True) -> None:
         self.flow, self.sig, self.ordered = flow, sig, ordered
+        self.new_stateful = new_stateful
         self.running, self.match = running, match
         self.tasks = list(flow.tasks)
         self.streams = list(flow.streams)
@@ -248,6 +256,10 @@ class _Plan:
         shared = [c for c in found if running.running_children(c.id, task.type)
                   and running.running_by_signature(task_signature(
                       task.type, key, [c.signature], ordered=self.match.ordered_hash))]
+        if rule.fresh_inputs and not self.new_stateful:
+            found = shared  # only a residual that already runs (see contain's new_stateful)
+            if not found:
+                return None
         narrowest = found[0]
         for c in found[1:]:
             if contains(rule, narrowest.signature, narrowest.config, c.signature, c.config):

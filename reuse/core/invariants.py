@@ -10,6 +10,10 @@
   sinks, and each task the rewrite inserted spells a running task; the index of running
   children matches the running tasks' parents. That a plan computes the DAG's streams is the
   rules' part, tested against the tasks' code (``tests/tasks/test_containment.py``).
+- Containment never costs tasks (issue 36): every running task is some DAG's own task (not
+  held only through inserted copies), and there are no more running tasks than distinct tasks
+  among the DAGs as written (what the policy runs without containment rules; the argument is
+  in :mod:`reuse.core.replan`); both only for a manager that re-plans (``Manager.replan``).
 
 Everything is recomputed from the submitted DAGs alone, independently of the manager's indexes,
 so a bug in the incremental book-keeping shows up as a violation.
@@ -41,10 +45,15 @@ def violations(m: Manager) -> list[str]:
     # what the submitted DAGs require: one running task per distinct signature
     needed: dict[str, set[str]] = defaultdict(set)
     needed_streams: set[tuple[str, str]] = set()
+    owned: set[str] = set()
+    as_written: set[str] = set()
     for dag_id, asked in m.submitted.items():
         flow = m.plan(dag_id)
         out.extend(_plan_violations(m, dag_id, asked, flow))
         sig = signatures(flow, m.match)
+        owned.update(sig[t.id] for t in asked.tasks)
+        as_written.update(signatures(asked, m.match).values() if flow is not asked
+                          else sig.values())
         for s in sig.values():
             needed[s].add(dag_id)
         for u, d in flow.streams:
@@ -54,6 +63,15 @@ def violations(m: Manager) -> list[str]:
                 out.append(f"Constraint 1: sink {dag_id}/{sink} has no equivalent running task")
         if len(set(sig.values())) != len(sig):
             out.append(f"submitted DAG {dag_id} is not de-dup")
+    for s, t in running.items():
+        if not m.replan:  # a runtime that cannot enact re-plans keeps unowned wide tasks
+            break
+        if s in needed and s not in owned:
+            out.append(f"running task {t.id} is no submitted DAG's own task (only containment "
+                       f"copies read it: {sorted(needed[s])})")
+    if m.replan and len(running) > len(as_written):
+        out.append(f"containment runs {len(running)} tasks, more than the {len(as_written)} "
+                   "distinct tasks of the DAGs as written")
     for s, t in running.items():
         if s not in needed:
             out.append(f"Constraint 2: running task {t.id} serves no submitted sink")

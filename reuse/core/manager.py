@@ -25,7 +25,10 @@ the dataflow into its *plan* (:func:`reuse.core.containment.contain`): a narrow 
 a running wider one, spelled in the plan as that running task. The manager merges and unmerges
 the plan; :attr:`submitted` keeps the dataflow as the user wrote it, and ``Default`` counts that.
 A running task's users are the DAGs whose *plans* hold it, so a wider task stays while a
-residual's dataflow needs it.
+residual's dataflow needs it. Its *owners* are the users that hold it as one of their own
+tasks, not as an inserted copy: a remove that leaves a task used but unowned (the wide task of
+residuals whose owner left) re-plans the dataflows that hold it, in the same delta
+(:mod:`reuse.core.replan`, issue 36), so that containment never runs a task no one asked for.
 
 Costs. ``submit`` is O(|D_n|) plus moving the smaller running DAGs of ``Y`` into the largest
 (small-to-large, so each DAG moves O(log n) times in total). ``remove`` is O(|D_r|) when the
@@ -37,7 +40,7 @@ the pieces meet or all but one are exhausted, so a split costs the size of the s
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +50,7 @@ from reuse.core.equivalence import Signature, check_dedup
 from reuse.core.errors import ManagerError
 from reuse.core.matching import EXACT, MatchPolicy
 from reuse.core.plan import PlanDelta, RunningTask
+from reuse.core.replan import Replan, replan
 
 __all__ = ["Manager", "RunningDag"]
 
@@ -92,9 +96,16 @@ class Manager:
     ('A.t3', 'A.t2')
     """
 
-    def __init__(self, journal: Journal | None = None, *, match: MatchPolicy = EXACT) -> None:
+    def __init__(self, journal: Journal | None = None, *, match: MatchPolicy = EXACT,
+                 replan: bool = True) -> None:
         self._journal = journal
         self.match = match
+        #: whether a remove re-plans the dataflows left holding an unowned wide task (issue 36;
+        #: :mod:`reuse.core.replan`). On by default: that is the planner's meaning of
+        #: containment. A runtime that cannot enact a re-plan's hand-over turns it off (see
+        #: :func:`reuse.runtime.common.planners.make_planner`), and then containment may run
+        #: more tasks than exact after a wide dataflow leaves.
+        self.replan = replan
         self._submitted: dict[str, Dataflow] = {}
         self._plans: dict[str, Dataflow] = {}  # dag -> what was merged (containment rewrites)
         self._rewrites: dict[str, tuple[Rewrite, ...]] = {}
@@ -102,6 +113,8 @@ class Manager:
         self._children: dict[str, dict[str, dict[str, RunningTask]]] = {}
         self._sigs: dict[str, dict[str, Signature]] = {}  # dag -> task id -> signature
         self._sigset: dict[str, frozenset[Signature]] = {}
+        self._own: dict[str, frozenset[Signature]] = {}  # dag -> its own tasks' signatures
+        self._owners: dict[Signature, int] = {}  # signature -> users holding it as own task
         self._tasks: dict[Signature, RunningTask] = {}
         self._sig_of: dict[str, Signature] = {}  # running task id -> signature
         self._users: dict[Signature, set[str]] = {}  # signature -> submitted DAGs using it
@@ -126,6 +139,27 @@ class Manager:
     def rewrites(self, dag_id: str) -> tuple[Rewrite, ...]:
         """The containment steps that made a submitted DAG's plan (empty: none)."""
         return self._rewrites.get(dag_id, ())
+
+    def plan_signatures(self, dag_id: str) -> Mapping[str, Signature]:
+        """A submitted DAG's plan task id -> signature."""
+        return self._sigs[dag_id]
+
+    def own_signatures(self, dag_id: str) -> frozenset[Signature]:
+        """The signatures of a submitted DAG's own tasks in its plan (not the copies of running
+        tasks the containment rewrite inserted)."""
+        return self._own[dag_id]
+
+    def running_task_of(self, signature: Signature) -> RunningTask:
+        """The running task of a signature that runs."""
+        return self._tasks[signature]
+
+    def user_set(self, signature: Signature) -> frozenset[str]:
+        """The submitted DAGs whose plans hold a running task, by its signature."""
+        return frozenset(self._users[signature])
+
+    def owner_count(self, signature: Signature) -> int:
+        """How many submitted DAGs hold a running task as one of their own tasks."""
+        return self._owners[signature]
 
     def running_by_signature(self, signature: Signature) -> RunningTask | None:
         """The running task of an equivalence class, if one runs."""
@@ -264,21 +298,9 @@ class Manager:
                     self._delta[target].add(d)
                 self._group_tasks[target] |= self._group_tasks.pop(g)
         for task in start:
-            self._tasks[task.signature] = task
-            self._sig_of[task.id] = task.signature
-            self._users[task.signature] = set()
-            self._group_tasks[target].add(task.signature)
-            self._children[task.id] = {}
-            for p in task.parents:
-                self._children[p].setdefault(task.type, {})[task.id] = task
-        for s in sig.values():
-            self._users[s].add(flow.id)
+            self._add_task(task, target)
         self._submitted[flow.id] = flow
-        self._plans[flow.id] = plan
-        if rewrites:
-            self._rewrites[flow.id] = rewrites
-        self._sigs[flow.id] = sig
-        self._sigset[flow.id] = frozenset(sig.values())
+        self._hold(flow.id, plan, rewrites, sig)
         self._phi[flow.id] = target
         self._delta[target].add(flow.id)
         self._default_tasks += len(flow)
@@ -298,6 +320,10 @@ class Manager:
         plan = self._plans[dag_id]
         sig = self._sigs[dag_id]
         gid = self._phi[dag_id]
+        if self.match.containment and self.replan:
+            again = replan(self, dag_id, self._fresh_id)
+            if again is not None:
+                return self._remove_replanning(dag_id, again)
         stop_sigs = [sig[t] for t in reversed(plan.order) if self._users[sig[t]] == {dag_id}]
         stopping = set(stop_sigs)
         stop = tuple(self._tasks[s].id for s in stop_sigs)
@@ -307,22 +333,10 @@ class Manager:
         self._write({"op": "remove", "dag": dag_id})
 
         # commit
-        for s in self._sigset[dag_id]:
-            self._users[s].discard(dag_id)
-        for s in stop_sigs:  # children first: a stopped task's children are stopped too
-            task = self._tasks.pop(s)
-            del self._sig_of[task.id]
-            del self._users[s]
-            del self._children[task.id]
-            for p in task.parents:
-                kids = self._children[p][task.type]
-                del kids[task.id]
-                if not kids:
-                    del self._children[p][task.type]
+        self._release(dag_id)
+        self._drop(stop_sigs)
         self._default_tasks -= len(self._submitted[dag_id])
-        del self._submitted[dag_id], self._sigs[dag_id], self._sigset[dag_id], self._phi[dag_id]
-        del self._plans[dag_id]
-        self._rewrites.pop(dag_id, None)
+        del self._submitted[dag_id], self._phi[dag_id]
         self._delta[gid].discard(dag_id)
         self._group_tasks[gid] -= stopping
         if not self._delta[gid]:
@@ -334,6 +348,97 @@ class Manager:
             split_into = (gid,)
         return PlanDelta("remove", dag_id, stop=stop, disconnect=disconnect, running_dag=gid,
                          split_into=split_into)
+
+    def _remove_replanning(self, dag_id: str, again: Replan) -> PlanDelta:
+        """Unmerge ``dag_id`` and give the DAGs of ``again`` their new plans, in one delta.
+
+        Why one step: the tasks the old plans lose and the ones the new plans start change at
+        one cut (see :class:`~reuse.core.plan.PlanDelta`). The re-planned DAGs stay in the
+        running DAG: their new plans read only what their old ones read above the narrow
+        tasks, so the running DAG can only split, as after any unmerge.
+        """
+        gid = self._phi[dag_id]
+        old = [self._plans[d] for d in (dag_id, *again.order)]
+        old_sigs = [self._sigs[d] for d in (dag_id, *again.order)]
+        stop = tuple(self._tasks[s].id for s in again.stop)
+        disconnect = tuple((p, self._tasks[s].id) for s in again.stop
+                           for p in self._tasks[s].parents)
+        new_ids = {t.id for t in again.start}
+        connect = tuple((p, t.id) for t in again.start for p in t.parents if p in new_ids)
+        boundary = tuple((p, t.id) for t in again.start for p in t.parents if p not in new_ids)
+        self._write({"op": "remove", "dag": dag_id})
+
+        # commit: nothing below can fail
+        for d in (dag_id, *again.order):
+            self._release(d)
+        self._drop(again.stop)
+        for task in again.start:
+            self._add_task(task, gid)
+        for d in again.order:
+            self._hold(d, again.plans[d], again.rewrites[d], again.sigs[d])
+        self._default_tasks -= len(self._submitted[dag_id])
+        del self._submitted[dag_id], self._phi[dag_id]
+        self._delta[gid].discard(dag_id)
+        self._group_tasks[gid] -= set(again.stop)
+        pieces = _pieces_of([*zip(old, old_sigs, strict=True),
+                             *((again.plans[d], again.sigs[d]) for d in again.order)],
+                            self._tasks)
+        split_into = (gid, *self._split(gid, pieces)) if len(pieces) > 1 else (gid,)
+        replanned = {d: self.sink_map(d) for d in again.order}
+        return PlanDelta("remove", dag_id, start=again.start, connect=connect, boundary=boundary,
+                         stop=stop, disconnect=disconnect, running_dag=gid,
+                         split_into=split_into, handover=dict(again.handover),
+                         replanned=replanned, absorbs=dict(again.absorbs))
+
+    def _hold(self, dag_id: str, plan: Dataflow, rewrites: tuple[Rewrite, ...],
+              sig: Mapping[str, Signature]) -> None:
+        """Record a submitted DAG's plan as its running tasks' users and owners."""
+        own = frozenset(sig[t.id] for t in self._submitted[dag_id].tasks)
+        for s in sig.values():
+            self._users[s].add(dag_id)
+        for s in own:
+            self._owners[s] += 1
+        self._plans[dag_id] = plan
+        if rewrites:
+            self._rewrites[dag_id] = rewrites
+        else:
+            self._rewrites.pop(dag_id, None)
+        self._sigs[dag_id] = dict(sig)
+        self._sigset[dag_id] = frozenset(sig.values())
+        self._own[dag_id] = own
+
+    def _release(self, dag_id: str) -> None:
+        """Forget a submitted DAG's plan (the inverse of :meth:`_hold`)."""
+        for s in self._sigset[dag_id]:
+            self._users[s].discard(dag_id)
+        for s in self._own[dag_id]:
+            self._owners[s] -= 1
+        del self._plans[dag_id], self._sigs[dag_id], self._sigset[dag_id], self._own[dag_id]
+        self._rewrites.pop(dag_id, None)
+
+    def _add_task(self, task: RunningTask, gid: str) -> None:
+        self._tasks[task.signature] = task
+        self._sig_of[task.id] = task.signature
+        self._users[task.signature] = set()
+        self._owners[task.signature] = 0
+        self._group_tasks[gid].add(task.signature)
+        self._children[task.id] = {}
+        for p in task.parents:
+            self._children[p].setdefault(task.type, {})[task.id] = task
+
+    def _drop(self, stop: Iterable[Signature]) -> None:
+        """Forget stopped tasks, given children first (a stopped task's children are stopped
+        too)."""
+        for s in stop:
+            task = self._tasks.pop(s)
+            del self._sig_of[task.id]
+            del self._users[s], self._owners[s]
+            del self._children[task.id]
+            for p in task.parents:
+                kids = self._children[p][task.type]
+                del kids[task.id]
+                if not kids:
+                    del self._children[p][task.type]
 
     def _split(self, gid: str, pieces: list[set[Signature]]) -> list[str]:
         """Split running DAG ``gid`` along the pieces left by a removal; return the new DAG ids.
@@ -461,7 +566,7 @@ class Manager:
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any], journal: Journal | None = None, *,
-                   match: MatchPolicy = EXACT) -> Manager:
+                   match: MatchPolicy = EXACT, replan: bool = True) -> Manager:
         """Rebuild a manager from :meth:`to_state` data (the inverse, checked by the tests).
 
         ``match`` must be the policy the state was saved under (its signatures depend on it).
@@ -472,12 +577,13 @@ class Manager:
         if saved != match.name:
             raise ManagerError(f"the state was saved with match policy {saved!r}, not "
                                f"{match.name!r}")
-        m = cls(journal=journal, match=match)
+        m = cls(journal=journal, match=match, replan=replan)
         for t in state["tasks"]:
             task = RunningTask.from_dict(t)
             m._tasks[task.signature] = task
             m._sig_of[task.id] = task.signature
             m._users[task.signature] = set()
+            m._owners[task.signature] = 0
             m._children[task.id] = {}
         for task in m._tasks.values():
             for p in task.parents:
@@ -491,15 +597,11 @@ class Manager:
             sig = check_dedup(plan, match)
             gid = state["phi"][flow.id]
             m._submitted[flow.id] = flow
-            m._plans[flow.id] = plan
-            m._sigs[flow.id] = sig
-            m._sigset[flow.id] = frozenset(sig.values())
+            m._hold(flow.id, plan, m._rewrites.get(flow.id, ()), sig)
             m._phi[flow.id] = gid
             m._delta.setdefault(gid, set()).add(flow.id)
             m._group_tasks.setdefault(gid, set()).update(sig.values())
             m._default_tasks += len(flow)
-            for s in sig.values():
-                m._users[s].add(flow.id)
         m._next_group = int(state["next_group"])
         return m
 
@@ -541,3 +643,33 @@ def _pieces(flow: Dataflow, sig: Mapping[str, Signature],
         parts.setdefault(find(t), set()).add(sig[t])
     return list(parts.values())
 
+
+
+def _pieces_of(plans: Sequence[tuple[Dataflow, Mapping[str, Signature]]],
+               running: Mapping[Signature, RunningTask]) -> list[set[Signature]]:
+    """Connected parts of the still running tasks of several plans (a remove's, and the old
+    and new plans of the DAGs it re-planned), joined by the plans' streams and by signature.
+
+    Every part after the change holds one of these tasks (what lost a user is in one of the
+    plans), and two tasks a plan's stream joins stay joined (a running task's users hold its
+    parents too), so the split search of :meth:`Manager._split` may start from them.
+    """
+    parent: dict[Signature, Signature] = {}
+
+    def find(s: Signature) -> Signature:
+        while parent[s] != s:
+            parent[s] = parent[parent[s]]
+            s = parent[s]
+        return s
+
+    for flow, sig in plans:
+        for t in flow.order:
+            if sig[t] in running:
+                parent.setdefault(sig[t], sig[t])
+        for u, d in flow.streams:
+            if sig[u] in running and sig[d] in running:
+                parent[find(sig[u])] = find(sig[d])
+    parts: dict[Signature, set[Signature]] = {}
+    for s in parent:
+        parts.setdefault(find(s), set()).add(s)
+    return list(parts.values())

@@ -54,6 +54,7 @@ from reuse.live.metrics import (
     task_table,
 )
 from reuse.runtime.common.files import read_batches
+from reuse.runtime.common.sink_history import current_sinks, sink_segments
 
 if TYPE_CHECKING:
     from reuse.live.view import LiveView
@@ -120,7 +121,8 @@ class Engine:
         Run directory (default: a new temporary one).
     rate, trigger_s, shards, data_dir
         As for :class:`~reuse.runtime.engines.shared.engine.InplaceRuntime` (``rate``: events/s
-        per source of the replay; with a broker, what the publisher is expected to send).
+        per source of the replay; a broker-fed engine does not use it: each batch claims what
+        has arrived, at whatever rate the publishers send).
     poll_s
         How often the background thread polls the engine and samples its CPU (0: no thread,
         the caller polls, as :meth:`run_trace` does).
@@ -280,10 +282,11 @@ class Engine:
             return {t: tuple(sorted(u)) for t, u in out.items()}
 
     def _closure(self, info: Mapping[str, Any]) -> set[str]:
-        """A live dataflow's runtime tasks: its sinks and their ancestors."""
+        """A live dataflow's runtime tasks: its sinks and their ancestors (after a re-plan,
+        issue 36, the sink tasks that compute it now)."""
         tasks = self.runtime.tasks
         seen: set[str] = set()
-        todo = list(info["sinks"].values())
+        todo = list(current_sinks(info).values())
         while todo:
             t = todo.pop()
             if t in seen or t not in tasks:
@@ -312,7 +315,7 @@ class Engine:
                           window_s=window_s)
         flows = []
         for dag, info in dags.items():
-            recs = [r for rid in info["sinks"].values()
+            recs = [r for rid in current_sinks(info).values()
                     for r in recent_records(self.root / "sinks", rid)]
             flows.append({"dag": dag, "J": info["J"], "tasks": len(self._closure(info)),
                           "started": len(info["tasks"]), "reused": len(info["reused"]),
@@ -350,8 +353,11 @@ class Engine:
         if info is None:
             raise ReuseError("was never submitted", dag=dag_id)
         out = []
-        for sink, rid in info["sinks"].items():
+        for sink, rid, lo, hi in [(s, *seg) for s, segs in sink_segments(info).items()
+                                  for seg in segs]:  # after a re-plan, each over its sub-window
             for r in recent_records(self.root / "sinks", rid):
+                if not (lo <= r["q"] and (hi is None or r["q"] < hi)):
+                    continue
                 out.append({"sink": sink, "seq": r["q"],
                             "latency_ms": (None if r.get("ts") is None
                                            else round(float(r["o"]) - float(r["ts"]), 1)),

@@ -15,6 +15,12 @@ k-safety. A replicated sink's consumers read every copy's records and de-duplica
 running sink's records and its replicas'. So a replica that wrote anything the reference does
 not is counted as duplicated, and a dead copy's missing records are not lost while another copy
 has them. :func:`replica_account` checks each replica on its own over its own window.
+
+Re-plans (issue 36). A remove may re-plan other dataflows: their sinks are then computed by a
+new running task from the cut on (:mod:`reuse.runtime.common.sink_history`), which continues
+its predecessor's state (``takes_over``), plus the wide tasks' it ``absorbs``. The reference
+starts such a task exactly so (:func:`reference_records`), and a dataflow's outputs are read
+from each of its sink tasks over that task's part of the window only.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from reuse.runtime import SparkRuntimeError
 from reuse.runtime.common.execution import build_task, digest, parents_first, source_event
 from reuse.runtime.common.files import safe_name
 from reuse.runtime.common.planners import stream_events_name
+from reuse.runtime.common.sink_history import sink_segments
 
 __all__ = ["parents_first", "reference_records", "observed_records", "dag_outputs", "account",
            "leaked_records", "replica_account", "copies"]
@@ -51,8 +58,11 @@ def reference_records(ledger: Mapping[str, Any], upto: int) -> dict[str, Counter
     opts = ledger["opts"]
     built = {t: build_task(tasks[t]["type"], tasks[t]["config"], opts) for t in order}
     lo = min(int(tasks[t]["start"]) for t in order)
-    recorded = {rid for d in ledger["dags"].values() for rid in d["sinks"].values()
-                if tasks[rid]["kind"] == "task"}
+    recorded = {rid for rid in _sink_tasks(ledger) if tasks[rid]["kind"] == "task"}
+    handed: dict[int, list[str]] = {}  # seq -> the tasks a re-plan starts there (issue 36)
+    for t in order:
+        if tasks[t].get("takes_over"):
+            handed.setdefault(int(tasks[t]["start"]), []).append(t)
     out: dict[str, Counter[Key]] = {t: Counter() for t in order
                                     if tasks[t]["kind"] == "sink" or t in recorded}
     delivered = _recorded(ledger)
@@ -64,6 +74,8 @@ def reference_records(ledger: Mapping[str, Any], upto: int) -> dict[str, Counter
         else:  # a broker-fed run: the events the bus recorded (a seq never delivered: none)
             src_ev = {topic: ev for topic, (name, _) in src_of.items()
                       if (ev := delivered.get(name, {}).get(seq)) is not None}
+        if seq in handed:
+            _continue(handed[seq], tasks, built)
         outs: dict[str, list[dict[str, Any]]] = {}
         for t in order:
             info = tasks[t]
@@ -91,6 +103,41 @@ def reference_records(ledger: Mapping[str, Any], upto: int) -> dict[str, Counter
                             out[t][(o["seq"], digest(o))] += 1
             outs[t] = res
     return out
+
+
+def _continue(started: list[str], tasks: Mapping[str, Any], built: dict[str, Any]) -> None:
+    """Give the tasks a re-plan starts at this ``seq`` the state their predecessors have now
+    (before the ``seq``), plus the states of the wide tasks they absorb, by the task layer's
+    own combine (:meth:`reuse.tasks.base.Task.absorb`). Written here, not shared with the
+    engine, so that the engine's seeding is checked against it; a predecessor started at the
+    same ``seq`` is continued first."""
+    todo = list(started)
+
+    def go(t: str) -> None:
+        todo.remove(t)
+        old = tasks[t]["takes_over"]
+        if old in todo:
+            go(old)
+        task = built[t]
+        if not getattr(task, "stateful", False) or old not in built:
+            return
+        state = built[old].get_state()
+        for w in tasks[t].get("absorbs") or ():
+            state = type(task).absorb(state, built[w].get_state())
+        task.set_state(state)
+
+    while todo:
+        go(todo[0])
+
+
+def _sink_tasks(ledger: Mapping[str, Any]) -> set[str]:
+    """Every running task that computed some dataflow's sink (re-plans included)."""
+    return {rid for d in ledger["dags"].values() for segs in sink_segments(d).values()
+            for rid, _, _ in segs}
+
+
+def _span(lo: int, hi: int | None, upto: int) -> tuple[int, int]:
+    return lo, upto if hi is None else min(hi, upto)
 
 
 def _recorded(ledger: Mapping[str, Any]) -> dict[str, dict[int, dict[str, Any]]] | None:
@@ -131,15 +178,17 @@ def dag_outputs(root: str | os.PathLike[str], ledger: Mapping[str, Any], upto: i
     cache: dict[str, list[dict[str, Any]]] = {}
     out: dict[str, dict[str, Counter[Key]]] = {}
     for dag, info in ledger["dags"].items():
-        lo = int(info["J"])
-        hi = min(int(info["R"]), upto) if info["R"] is not None else upto
         per: dict[str, Counter[Key]] = {}
-        for sink, rid in info["sinks"].items():
+        for sink, segs in sink_segments(info).items():
             seen: Counter[Key] = Counter()
-            for copy in copies(ledger, rid):  # de-duplicated by (seq, digest) across copies
-                if copy not in cache:
-                    cache[copy] = observed_records(root, copy)
-                seen |= Counter((r["q"], r["d"]) for r in cache[copy] if lo <= r["q"] < hi)
+            for rid, a, b in segs:  # each running sink task over its own sub-window
+                lo, hi = _span(a, b, upto)
+                mine: Counter[Key] = Counter()
+                for copy in copies(ledger, rid):  # de-duplicated by (seq, digest) across copies
+                    if copy not in cache:
+                        cache[copy] = observed_records(root, copy)
+                    mine |= Counter((r["q"], r["d"]) for r in cache[copy] if lo <= r["q"] < hi)
+                seen += mine
             per[sink] = seen
         out[dag] = per
     return out
@@ -159,8 +208,12 @@ def account(root: str | os.PathLike[str], ledger: Mapping[str, Any], upto: int,
         lost_keys: list[Key] = []
         lost_seqs: list[int] = []
         dup_seqs: list[int] = []
-        for sink, rid in info["sinks"].items():
-            exp = Counter({k: n for k, n in ref.get(rid, Counter()).items() if lo <= k[0] < hi})
+        for sink, segs in sink_segments(info).items():
+            exp: Counter[Key] = Counter()
+            for rid, a, b in segs:  # after a re-plan, each running sink task over its part
+                x, y = _span(a, b, upto)
+                exp += Counter({k: n for k, n in ref.get(rid, Counter()).items()
+                                if x <= k[0] < y})
             obs = seen[dag][sink]
             exp_total += sum(exp.values())
             obs_total += sum(obs.values())
@@ -185,7 +238,7 @@ def leaked_records(root: str | os.PathLike[str], ledger: Mapping[str, Any], upto
     own window instead. Every engine must leave it empty.
     """
     tasks = ledger["tasks"]
-    recorded = {rid for d in ledger["dags"].values() for rid in d["sinks"].values()}
+    recorded = _sink_tasks(ledger)
     out: dict[str, list[int]] = {}
     for rid in sorted(recorded):
         info = tasks[rid]
@@ -205,7 +258,7 @@ def replica_account(root: str | os.PathLike[str], ledger: Mapping[str, Any], upt
     against its primary's reference outputs there. A replica seeded with the wrong state, or
     started at the wrong ``seq``, shows here even while its primary's records hide it."""
     reps = ledger.get("replicas") or {}
-    recorded = {rid for d in ledger["dags"].values() for rid in d["sinks"].values()}
+    recorded = _sink_tasks(ledger)
     ref = ref if ref is not None else reference_records(ledger, upto)
     out: dict[str, dict[str, Any]] = {}
     for r, info in sorted(reps.items()):

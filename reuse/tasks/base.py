@@ -144,6 +144,17 @@ class Task:
         """A type's containment proof; may raise on a config it cannot read."""
         return False
 
+    @classmethod
+    def absorb(cls, own: Any, wide: Any) -> Any:
+        """The state of a task of this type reading its inputs directly, from the state of its
+        residual (``own``: it read a wide task of its type, :meth:`contains`) and the wide
+        task's state at the same ``seq`` (issue 36: a re-plan hands a stateful residual over
+        to the dataflow's own task, :mod:`reuse.core.replan`). Only a type whose containment
+        rule has ``fresh_inputs`` (a window) needs it; the base type has none.
+        """
+        raise TaskError(f"{cls.type_name} cannot absorb a wide task's state (no stateful "
+                        "containment rule)")
+
     #: Whether :meth:`fuse` evaluates a group of this type's tasks in one pass (issue 25,
     #: item 4). Only a stateless filter declares it: its output for an event is that event or
     #: nothing (or what its own ``process`` makes of a rejected one).

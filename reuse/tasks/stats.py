@@ -256,6 +256,32 @@ class BlockWindowAverage(StatefulTask):
     def set_state(self, state: Any) -> None:
         self.blocks = snapshot(state["blocks"])
 
+    @classmethod
+    def absorb(cls, own: Any, wide: Any) -> Any:
+        """The blocks of a window task reading values, from its residual's (``own``: whole
+        panes of the wide task) and the wide task's at the same ``seq`` (its open partial
+        blocks): per series, the counts add and the floats are put together (issue 36, a
+        re-plan promoting the residual to read its inputs, :mod:`reuse.core.replan`).
+
+        Why it is exact: the residual's blocks start at the wide task's pane boundaries (its
+        promise, :mod:`reuse.tasks.containment`), so the values since its block began are the
+        panes it holds plus the values of the wide task's open pane; a block is its count and
+        the floats whose exact sum is its sum, and exact sums add whatever the grouping
+        (:func:`exact_partials`). A series only one side has is taken as it is, and a wide
+        task's series of a field the narrow one skips is never touched again (as in a warm
+        residual's first blocks). Apply it once per wide task of a chain, in any order.
+
+        >>> BlockWindowAverage.absorb({"blocks": {"t": [4, 2.5], "h": [2, 1.0]}},
+        ...                           {"blocks": {"t": [1, 0.25], "p": [1, 9.0]}})
+        {'blocks': {'t': [5, 2.5, 0.25], 'h': [2, 1.0], 'p': [1, 9.0]}}
+        """
+        blocks = snapshot(own["blocks"])
+        for key, block in wide["blocks"].items():
+            mine = blocks.setdefault(key, [0])
+            mine[0] += block[0]
+            mine.extend(block[1:])
+        return {"blocks": blocks}
+
 
 def exact_partials(values: list[float]) -> list[float]:
     """The exact sum ``S`` of finite floats as the floats ``round(S)``, ``round(S - s1)``, ...

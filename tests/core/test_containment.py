@@ -107,16 +107,22 @@ def test_a_narrow_filter_reads_the_running_wide_one():
     assert m.submitted["narrow"] == chain("narrow", (10, 20))
 
 
-def test_removing_the_wide_owner_keeps_the_wide_task_for_the_residual():
+def test_removing_the_wide_owner_re_plans_the_residual():
+    """No one asks for the wide task once its owner left: the residual's dataflow gets its
+    plan as written, in the remove's own delta (issue 36; :mod:`reuse.core.replan`)."""
     m = Manager(match=TOY)
     m.submit(chain("wide", (0, 30)))
     m.submit(chain("narrow", (10, 20)))
     delta = m.remove("wide")
     check(m)
-    assert delta.stop == ("wide.o",)
-    assert m.users("wide.f0") == {"narrow"}
+    assert set(delta.stop) == {"wide.o", "wide.f0", "narrow.f0", "narrow.o"}
+    assert [(t.id, t.parents) for t in delta.start] == [("narrow.f0#2", ("wide.p",)),
+                                                        ("narrow.o#2", ("narrow.f0#2",))]
+    assert dict(delta.handover) == {"narrow.f0#2": "narrow.f0", "narrow.o#2": "narrow.o"}
+    assert delta.replanned == {"narrow": {"o": "narrow.o#2"}}
+    assert m.rewrites("narrow") == () and m.task_count == 4
     delta = m.remove("narrow")
-    assert set(delta.stop) == {"narrow.o", "narrow.f0", "wide.f0", "wide.p", "wide.s"}
+    assert set(delta.stop) == {"narrow.o#2", "narrow.f0#2", "wide.p", "wide.s"}
     assert m.task_count == 0
 
 
@@ -154,11 +160,13 @@ def test_nested_running_filters_give_a_chain_of_residuals():
     assert m.running_task("narrow.f0").parents == ("mid.f0",)
     assert [(r.task, r.wider) for r in m.rewrites("narrow")] == [("f0", "wide.f0"),
                                                                  ("f0", "mid.f0")]
-    for dag in ("wide", "mid"):
-        m.remove(dag)
-        check(m)
-    assert {t.id for t in m.running_tasks()} == {"wide.s", "wide.p", "wide.f0", "mid.f0",
-                                                 "narrow.f0", "narrow.o"}
+    m.remove("wide")  # mid is promoted, narrow reads it
+    check(m)
+    assert m.running_task("mid.f0#2").parents == ("wide.p",)
+    assert m.running_task("narrow.f0#2").parents == ("mid.f0#2",)
+    m.remove("mid")  # narrow runs as written
+    check(m)
+    assert {t.id for t in m.running_tasks()} == {"wide.s", "wide.p", "narrow.f0", "narrow.o"}
 
 
 def test_the_narrowest_wide_task_is_chosen():

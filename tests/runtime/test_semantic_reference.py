@@ -25,6 +25,7 @@ from reuse.core.paths import riotbench_dir
 from reuse.runtime.accounting import reference_records
 from reuse.runtime.common.execution import digest, source_event
 from reuse.runtime.common.planners import ReusePlanner
+from reuse.runtime.common.sink_history import ledger_removal, sink_segments
 from reuse.tasks import make_task
 from reuse.tasks.matching import SEMANTIC
 from reuse.testing import ledger_task, missing
@@ -182,19 +183,18 @@ def staged(ops: list[tuple[str, Any, int]], match: MatchPolicy = SEMANTIC,
             placements.append(p)
             tasks.update({t.id: ledger_task(t, at) for t in p.start})
             dags[p.instance] = {"dag": what.id, "J": at, "R": None, "sinks": dict(p.sinks)}
-        else:
-            gone = planner.remove(what)
-            for t in gone.stop:
-                tasks[t]["end"] = at
-            dags[gone.instance]["R"] = at
+        else:  # as the shared engine enacts it, a re-plan's starts included (issue 36)
+            ledger_removal(tasks, dags, planner.remove(what), at)
     ledger = {"t0": 0, "rate": 10.0, "data_dir": str(DATA), "tasks": tasks, "dags": dags,
               "opts": {"data_dir": str(DATA), "pi_iterations": 10}}
     ref = reference_records(ledger, UPTO)
     out = {}
     for info in dags.values():
         seen: Counter[Any] = Counter()
-        for rid in info["sinks"].values():
-            seen += ref[rid]
+        for segs in sink_segments(info).values():  # each sink task over its own sub-window
+            for rid, lo, hi in segs:
+                seen += Counter({k: n for k, n in ref[rid].items()
+                                 if lo <= k[0] and (hi is None or k[0] < hi)})
         out[info["dag"]] = seen
     return out, placements
 

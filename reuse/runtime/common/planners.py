@@ -65,11 +65,26 @@ class Placement:
 
 @dataclass(frozen=True)
 class Removal:
-    """What a remove asks of the engine: end ``stop`` (runtime ids)."""
+    """What a remove asks of the engine: end ``stop`` (runtime ids) at the cut ``R``.
+
+    Under containment a remove may re-plan other dataflows (:mod:`reuse.core.replan`): then it
+    also starts ``start`` at the same cut (from ``R`` on), each started task continuing the
+    stream and state of the task ``handover`` names (started -> the task it continues), and
+    ``sinks`` gives each re-planned incarnation's sinks from ``R`` on (incarnation -> sink ->
+    runtime id; before ``R`` its submit's sinks hold). A started window task that was a
+    stateful residual also adds the state at ``R`` of the wide tasks ``absorbs`` names
+    (started -> wide tasks, :attr:`reuse.core.plan.PlanDelta.absorbs`). All empty: the
+    paper's unmerge. Only the shared engine enacts them; :func:`make_planner` turns re-plans
+    on for it alone.
+    """
 
     dag: str
     instance: str
     stop: tuple[str, ...]
+    start: tuple[NewTask, ...] = ()
+    handover: Mapping[str, str] = field(default_factory=dict)
+    sinks: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    absorbs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def source_stream(type_name: str, config: Any) -> str:
@@ -195,7 +210,22 @@ class ReusePlanner(Planner):
         inst = self._instance_of(dag_id)
         delta = self.manager.remove(dag_id)
         del self.instances[dag_id]
-        return Removal(dag_id, inst, tuple(self.rid(t) for t in delta.stop))
+        stop = tuple(self.rid(t) for t in delta.stop)
+        handover = {t: self.rid(old) for t, old in delta.handover.items()}
+        absorbs = {t: tuple(self.rid(w) for w in ws) for t, ws in delta.absorbs.items()}
+        taken = set(self.taken)
+        for t in delta.start:  # a re-plan's tasks (issue 36): new runtime ids, as on submit
+            self._rid[t.id] = unused(t.id, taken)
+            taken.add(self._rid[t.id])
+        start = tuple(NewTask(self._rid[t.id], t.type, t.config,
+                              tuple(self.rid(p) for p in t.parents), task_kind(t.type, t.config))
+                      for t in delta.start)
+        self.taken.update(t.id for t in start)
+        sinks = {self.instances[d]: {s: self.rid(r) for s, r in m.items()}
+                 for d, m in delta.replanned.items()}
+        return Removal(dag_id, inst, stop, start,
+                       {self._rid[t]: old for t, old in handover.items()}, sinks,
+                       {self._rid[t]: ws for t, ws in absorbs.items()})
 
     def groups(self) -> list[tuple[str, ...]]:
         return [tuple(self.rid(t) for t in rd.tasks) for rd in self.manager.running_dags()]
@@ -241,8 +271,15 @@ class DefaultPlanner(Planner):
         return {t: 1 for inst in self.instances.values() for t in self._tasks[inst]}
 
 
-def make_planner(shares: bool, match: str = "exact") -> Planner:
+def make_planner(shares: bool, match: str = "exact", *, replan: bool = False) -> Planner:
     """The planner of a mode: :class:`ReusePlanner` when tasks are shared, else Default's.
+
+    ``replan``: whether a remove may re-plan the dataflows left holding an unowned wide task
+    (issue 36, :mod:`reuse.core.replan`). Off unless the engine enacts a re-plan's hand-over
+    (:class:`Removal`'s ``start``, ``handover``, ``absorbs`` and ``sinks``): only the shared
+    engine, unsplit, does. An engine that ignored them would lose the re-planned dataflows'
+    outputs from the cut on, so off is the safe default; the price is that containment may
+    then run more tasks than exact after a wide dataflow leaves.
 
     ``match`` names the match policy Reuse merges by (:data:`reuse.tasks.matching.MATCH_POLICIES`:
     ``exact``, the paper's, or ``semantic``, issue 25). Default shares nothing, so any policy but
@@ -262,4 +299,4 @@ def make_planner(shares: bool, match: str = "exact") -> Planner:
         if match != "exact":
             raise SparkRuntimeError(f"--match {match} needs --mode reuse: Default shares no task")
         return DefaultPlanner()
-    return ReusePlanner(Manager(match=match_policy(match)))
+    return ReusePlanner(Manager(match=match_policy(match), replan=replan))

@@ -74,6 +74,8 @@ class DeployedTask:
     end: int | None = None
     record: bool = False
     replica_of: str | None = None
+    takes_over: str | None = None
+    absorbs: tuple[str, ...] = ()
 
     @property
     def stream(self) -> str:
@@ -84,6 +86,7 @@ class DeployedTask:
         return {"id": self.id, "type": self.type, "config": self.config,
                 "parents": list(self.parents), "kind": self.kind, "start": self.start,
                 "end": self.end, "record": self.record, "replica_of": self.replica_of,
+                "takes_over": self.takes_over, "absorbs": list(self.absorbs),
                 "stream": self.stream if self.kind == "source" else None}
 
 
@@ -191,10 +194,12 @@ class Deployment:
         return [t for t, d in self.tasks.items() if d.end is None]
 
     def units(self) -> list[set[str]]:
-        """Connected components of the deployed tasks (undirected parent links)."""
+        """Connected components of the deployed tasks (undirected parent links, and a
+        re-plan's hand-over links while both ends are deployed: a started task's state comes
+        from the tasks it takes over and absorbs, in its shard)."""
         adj: dict[str, set[str]] = {t: set() for t in self.tasks}
         for t, d in self.tasks.items():
-            for p in d.parents:
+            for p in (*d.parents, *([d.takes_over] if d.takes_over else []), *d.absorbs):
                 if p in adj:
                     adj[t].add(p)
                     adj[p].add(t)
@@ -300,19 +305,63 @@ class Deployment:
         self._changed(actions)
         return actions
 
-    def end(self, removal: Removal, at: int) -> list[Action]:
+    def end(self, removal: Removal, at: int, *, record: Iterable[str] = ()) -> list[Action]:
         """End the removal's tasks at ``R = at``: they take no event ``>= R`` and are freed
-        once every batch starts past ``R``."""
+        once every batch starts past ``R``.
+
+        A re-plan (``removal.start``, issue 36) starts its tasks at the same cut ``J = R``,
+        in the shard of the stopped tasks they take over from (or of their parents): the
+        old tasks give every ``seq < R``, the new ones every ``seq >= R``, so the re-planned
+        dataflows' sinks see each ``seq`` once. ``takes_over`` tells the engine whose state
+        a started task begins with, ``absorbs`` which wide tasks' states it adds (both in its
+        shard). ``record``: started tasks whose outputs are recorded.
+        Checks everything before changing anything.
+        """
         self._check_cut(at, f"remove {removal.dag}")
         for t in removal.stop:
             if t not in self.tasks:
                 raise SparkRuntimeError("is not deployed", task=t)
             if self.tasks[t].end is not None:
                 raise SparkRuntimeError(f"already ends at {self.tasks[t].end}", task=t)
+        new = {n.id: n for n in removal.start}
+        shard: dict[str, int] = {}
+        for n in removal.start:  # parents first (the manager's order)
+            if n.id in self.tasks:
+                raise SparkRuntimeError("is already deployed", task=n.id)
+            for p in n.parents:
+                if p not in new and (p not in self.tasks or self.tasks[p].end is not None
+                                     or p in removal.stop):
+                    raise SparkRuntimeError(f"reads {p}, which is not a live deployed task",
+                                            task=n.id)
+            old = removal.handover.get(n.id)
+            if old is not None and old not in self.tasks:
+                raise SparkRuntimeError(f"takes over {old}, which is not deployed", task=n.id)
+            wides = removal.absorbs.get(n.id, ())
+            for w in wides:
+                if w not in self.tasks:
+                    raise SparkRuntimeError(f"absorbs {w}, which is not deployed", task=n.id)
+            homes = {shard[p] if p in new else self.tasks[p].shard for p in n.parents}
+            # the state it starts with is in its shard's batch (a cut inside a batch is seeded
+            # in the shard, run_shard), so what it takes over and absorbs runs there too
+            homes.update(self.tasks[t].shard for t in ([old] if old else []) + list(wides))
+            if len(homes) != 1:  # a re-plan stays inside one running DAG, so one unit
+                raise SparkRuntimeError(f"would join shards {sorted(homes)} at a re-plan",
+                                        task=n.id)
+            shard[n.id] = homes.pop()
+        recorded = set(record)
         actions: list[Action] = []
         for t in removal.stop:
             self.tasks[t] = replace(self.tasks[t], end=at)
             actions.append(End(t, at))
+        for t in sorted(recorded - set(new)):  # a kept task that now computes a leaf sink
+            if t in self.tasks and not self.tasks[t].record:
+                self.tasks[t] = replace(self.tasks[t], record=True)
+        for n in removal.start:
+            self.tasks[n.id] = DeployedTask(n.id, n.type, n.config, n.parents, n.kind,
+                                            shard[n.id], at, None, n.id in recorded,
+                                            takes_over=removal.handover.get(n.id),
+                                            absorbs=tuple(removal.absorbs.get(n.id, ())))
+            actions.append(Start(n.id, shard[n.id], at))
         actions += self._balance()
         actions += self._place_replicas()
         self._changed(actions)

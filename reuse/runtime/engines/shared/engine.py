@@ -66,10 +66,11 @@ from reuse.runtime.common.files import write_json, write_records
 from reuse.runtime.common.planners import Planner, make_planner, stream_events_name
 from reuse.runtime.common.policy import Policy
 from reuse.runtime.common.recovery import Failures, start_with_retries
+from reuse.runtime.common.sink_history import ledger_removal, sink_segments
 from reuse.runtime.common.states import BatchStates
 from reuse.runtime.common.waiting import wait_progress
 from reuse.runtime.engines.shared.deploy import Deployment, Epoch
-from reuse.runtime.engines.shared.shard import seed_replicas
+from reuse.runtime.engines.shared.shard import absorber, seed_handovers, seed_replicas
 from reuse.runtime.engines.shared.split import SplitPlan
 from reuse.runtime.engines.shared.split_batch import (
     LayoutLog,
@@ -257,7 +258,11 @@ class ShardHandler:
             if hooks is not None:
                 epoch = hooks.epoch(epoch, lo)
         before = self.states.before(batch_id) or {}
-        states = seed_replicas(epoch, dict(before.get("tasks", {})), lo)
+        # a re-plan's started tasks first (a replica of one copies its seeded state), from the
+        # states saved after the batch before: a predecessor freed at lo is only there
+        states = seed_handovers([t for tasks in epoch.shards for t in tasks],
+                                dict(before.get("tasks", {})), lo, absorber(self.engine.opts))
+        states = seed_replicas(epoch, states, lo)
         if hooks is not None:
             states = hooks.seed(epoch, states, lo)
         sink_text: dict[str, list[str]] = {}
@@ -370,8 +375,12 @@ class InplaceRuntime:
                  **_ignored: Any) -> None:
         self.policy = Policy.of(mode, "inplace")
         # Reuse merges by the match policy (exact, or semantic: issue 25); Default refuses any
-        # but exact. Built first, so a bad choice fails before anything is made.
-        self.planner: Planner = make_planner(self.policy.shares, match)
+        # but exact. Built first, so a bad choice fails before anything is made. A remove may
+        # re-plan (issue 36) only where this engine enacts the hand-over: unsplit, and not as
+        # an instance of --replicas apps (its coordinator and the replica roles follow one
+        # running sink task per dataflow)
+        self.planner: Planner = make_planner(self.policy.shares, match,
+                                             replan=not split and not follow)
         self.match = match
         self.mode, self.merge, self.unmerge = (self.policy.mode.value, "inplace", "free")
         self.spark = spark
@@ -465,9 +474,9 @@ class InplaceRuntime:
         with self.lock:
             out: dict[str, list[tuple[str, str, int, int | None]]] = {}
             for info in self.dags.values():
-                for sink, rid in info["sinks"].items():
-                    out.setdefault(rid, []).append((info["dag"], sink, int(info["J"]),
-                                                    info["R"]))
+                for sink, segs in sink_segments(info).items():
+                    for rid, lo, hi in segs:  # after a re-plan, each task over its sub-window
+                        out.setdefault(rid, []).append((info["dag"], sink, lo, hi))
             return out
 
     def _needed(self) -> dict[str, int]:
@@ -727,16 +736,22 @@ class InplaceRuntime:
             removal = self.planner.remove(dag_id)
             if self.on_op is not None:
                 self.on_op("remove", dag_id, cut)
-            actions = self.deployment.end(removal, cut)
+            kinds = {t.id: t.kind for t in removal.start}
+            leaves = {r for m in removal.sinks.values() for r in m.values()
+                      if kinds.get(r, self.tasks.get(r, {}).get("kind")) == "task"}
+            actions = self.deployment.end(removal, cut, record=leaves)
             actions += self._replicate(cut)
-            for t in removal.stop:
-                self.tasks[t]["end"] = cut
-            self.dags[removal.instance]["R"] = cut
+            # the stopped tasks end, a re-plan's (issue 36) start with what they continue
+            ledger_removal(self.tasks, self.dags, removal, cut)
         took = time.time() - t_start
         self.log.append({"event": "remove", "dag": dag_id, "R": cut,
-                         "stopped": len(removal.stop), "actions": [_action(a) for a in actions],
+                         "stopped": len(removal.stop), "started": len(removal.start),
+                         "replanned": sorted(removal.sinks),
+                         "actions": [_action(a) for a in actions],
                          "s": took, "ms": time.time() * 1000})
-        return {"dag": dag_id, "R": cut, "stop": list(removal.stop), "seconds": took}
+        return {"dag": dag_id, "R": cut, "stop": list(removal.stop),
+                "started": [t.id for t in removal.start],
+                "replanned": {d: dict(m) for d, m in removal.sinks.items()}, "seconds": took}
 
     def defragment(self, *, at: int | None = None) -> dict[str, Any]:
         """Rebalance the shards by one move if that lowers the largest load (no query is

@@ -18,7 +18,7 @@ import gc
 import json
 import time
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
@@ -36,7 +36,7 @@ from reuse.runtime.engines.shared.predicates import (
 if TYPE_CHECKING:
     from reuse.runtime.engines.shared.deploy import Epoch
 
-__all__ = ["run_shard", "seed_replicas"]
+__all__ = ["run_shard", "seed_replicas", "seed_handovers", "absorber", "handover_cuts"]
 
 
 def run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
@@ -75,8 +75,47 @@ def run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
     Events are freed by reference counting as before; the collector resumes after the batch.
     """
     with _no_gc():
-        return _run_shard(tasks, lo, hi, states, opts, t0=t0, rate=rate, now_ms=now_ms,
-                          feed=feed)
+        cuts = handover_cuts(tasks, lo, hi)
+        if not cuts:
+            return _run_shard(tasks, lo, hi, seed_handovers(tasks, dict(states), lo,
+                                                            absorber(opts)),
+                              opts, t0=t0, rate=rate, now_ms=now_ms, feed=feed)
+        # a re-plan's cut inside the batch (issue 36): run the batch as pieces split at the
+        # cuts, seeding each started task from the states at its cut. The outputs are the
+        # same whatever the batch boundaries, so the pieces give what one run would.
+        pieces: list[dict[str, Any]] = []
+        now = dict(states)
+        for a, b in zip([lo, *cuts], [*cuts, hi], strict=True):
+            now = seed_handovers(tasks, now, a, absorber(opts))
+            pieces.append(_run_shard(tasks, a, b, now, opts, t0=t0, rate=rate, now_ms=now_ms,
+                                     feed=feed))
+            now = dict(pieces[-1]["states"])
+        return _joined(pieces)
+
+
+def handover_cuts(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int) -> list[int]:
+    """The starts strictly inside ``(lo, hi)`` of tasks that take over another's state."""
+    return sorted({int(t["start"]) for t in tasks
+                   if t.get("takes_over") and lo < int(t["start"]) < hi})
+
+
+def _joined(pieces: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One batch's result from its pieces' (in ``seq`` order)."""
+    sinks: dict[str, list[str]] = {}
+    cpu: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    groups: list[list[str]] = []
+    for res in pieces:
+        for k, lines in res["sinks"].items():
+            sinks.setdefault(k, []).extend(lines)
+        for k, c in res["cpu"].items():
+            cpu[k] = cpu.get(k, 0.0) + c
+        for k, n in res["counts"].items():
+            counts[k] = counts.get(k, 0) + n
+        groups += [g for g in res["groups"] if g not in groups]
+    return {"sinks": sinks, "states": pieces[-1]["states"], "cpu": cpu,
+            "events": sum(int(r["events"]) for r in pieces), "counts": counts,
+            "groups": groups}
 
 
 @contextmanager
@@ -252,6 +291,56 @@ def encode_rows(shard: int, res: Mapping[str, Any], lo: int, hi: int,
          "counts": res.get("counts", {}), "groups": res.get("groups", [])},
         separators=(",", ":"))))
     return rows
+
+
+#: ``(started task's spec, its predecessor's state or None, the wide tasks' states) -> state``
+Absorb = Callable[[Mapping[str, Any], Any, list[Any]], Any]
+
+
+def absorber(opts: Mapping[str, Any]) -> Absorb:
+    """The task layer's combine (:meth:`reuse.tasks.base.Task.absorb`) for
+    :func:`seed_handovers`: the predecessor's state (a fresh task's when it had none) with
+    each wide task's added in turn."""
+    from reuse.runtime.common.execution import build_task
+
+    def absorb(t: Mapping[str, Any], own: Any, wides: list[Any]) -> Any:
+        task = build_task(t["type"], t["config"], opts)
+        state = own if own is not None else task.get_state()
+        for w in wides:
+            state = type(task).absorb(state, w)
+        return state
+
+    return absorb
+
+
+def seed_handovers(tasks: Iterable[Mapping[str, Any]], states: dict[str, Any], lo: int,
+                   absorb: Absorb) -> dict[str, Any]:
+    """A task a re-plan started (issue 36) whose first ``seq`` is ``lo`` takes the state its
+    predecessor (``takes_over``) has at ``seq == lo``: a copy, or, when it ``absorbs`` wide
+    tasks (a window residual now reading its inputs), ``absorb`` of that state and theirs at
+    ``lo``. ``states`` holds the states at ``lo`` (saved after the batch before, or after the
+    batch's piece before the cut): a re-run batch seeds the same way, from the same states. A
+    predecessor with no state (it took no event, or keeps none) leaves the task fresh, unless
+    wide tasks' states are to be absorbed; a predecessor started at ``lo`` too is seeded
+    first."""
+    todo = {t["id"]: t for t in tasks if t.get("takes_over") and int(t["start"]) == lo}
+
+    def seed(tid: str) -> None:
+        t = todo.pop(tid)
+        if tid in states:  # seeded already (by the driver, or a piece before)
+            return
+        if t["takes_over"] in todo:
+            seed(t["takes_over"])
+        own = states.get(t["takes_over"])
+        wides = [states[w] for w in t.get("absorbs") or () if w in states]
+        if wides:
+            states[tid] = absorb(t, copy.deepcopy(own), wides)
+        elif own is not None:
+            states[tid] = copy.deepcopy(own)  # two tasks, two states
+
+    while todo:
+        seed(next(iter(todo)))
+    return states
 
 
 def seed_replicas(epoch: Epoch, states: dict[str, Any], lo: int) -> dict[str, Any]:
