@@ -492,6 +492,15 @@ def _pace_search(raws: list[Any]) -> str:
     return table + "\n\n" + "; ".join(lines) + "."
 
 
+def _search_verdict(raws: list[Any]) -> str:
+    """The broker path's highest sustained rate against replay's: a ratio from one search per
+    source, compared with the target (a rate limit, not a cores comparison: no spread)."""
+    ratio = next((c for c in raws[0] if c.get("part") == "search-ratio"), None)
+    if ratio is None:
+        return "not decided"
+    return "met" if ratio["met"] else "missed"
+
+
 def _view_latency(raws: list[Any]) -> str:
     """Issue 36 (issue 23's open target): from a submit to the live view showing the tasks."""
     r = raws[0]
@@ -534,7 +543,8 @@ def registry() -> dict[str, Entry]:
               verdict=_trace_never_above),
         Entry("broker_pace_schedule", ("broker_pace_schedule.json",), _pace_phases),
         Entry("broker_pace_burst", ("broker_pace_burst.json",), _pace_phases),
-        Entry("broker_pace_search", ("broker_pace_search.json",), _pace_search),
+        Entry("broker_pace_search", ("broker_pace_search.json",), _pace_search,
+              verdict=_search_verdict),
         Entry("view_latency", ("view_latency.json",), _view_latency),
     ]
     return {e.name: e for e in entries}
