@@ -42,7 +42,8 @@ def test_bus_max_events_reaches_live_run_and_lag_is_reported(
     assert seen["bus_max_events"] == 500
     assert "max consumer lag 321 events" in capsys.readouterr().out
     row = next(csv.DictReader(out.open()))
-    assert list(row) == CSV_COLUMNS and CSV_COLUMNS[-3:] == ["max_lag_events", "throttled", "malformed"]
+    assert list(row) == CSV_COLUMNS
+    assert {"max_lag_events", "throttled", "malformed"} <= set(CSV_COLUMNS)
     assert (row["max_lag_events"], row["throttled"]) == ("321", "1")
 
 
