@@ -22,7 +22,6 @@ from typing import Any
 
 import pytest
 
-from reuse.core.dataflow import Dataflow, parse_dataflow
 from reuse.core.manager import Manager
 from reuse.core.matching import EXACT
 from reuse.core.paths import riotbench_dir

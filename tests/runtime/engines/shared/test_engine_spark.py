@@ -192,7 +192,7 @@ def test_semantic_outputs_equal_each_dataflow_alone(runs: dict[str, Any]) -> Non
     assert sem["out"]["respelled-ck-sys"] != alone["out"]["respelled-ck-sys"]
 
 
-def test_semantic_residual_reads_the_wide_filter_until_nobody_needs_it(runs: dict[str, Any],
+def test_semantic_residual_reads_the_wide_filter_until_its_owners_leave(runs: dict[str, Any],
                                                                       ) -> None:
     sem = runs["semantic"]
     tasks, dags = sem["ledger"]["tasks"], {d["dag"]: d for d in sem["ledger"]["dags"].values()}
@@ -203,8 +203,11 @@ def test_semantic_residual_reads_the_wide_filter_until_nobody_needs_it(runs: dic
     assert dags["respelled-ck-sys"]["tasks"] == []
     # running tasks (sources excluded) after each step: A 6; N adds its residual and sink; R
     # adds nothing; removing A stops nothing (R uses it all); removing R stops the kalman
-    # chain but not the wide range, which N's residual still reads
-    assert [c["running_tasks"] for c in sem["counts"]][:5] == [6, 8, 8, 8, 5]
-    assert tasks["clean-kalman-sys.range"]["end"] is None
-    assert {t for t, i in tasks.items() if i["end"] == 360} == {
-        "clean-kalman-sys.kalman", "clean-kalman-sys.slr", "clean-kalman-sys.publish"}
+    # chain and (issue 36) the wide range too: N is re-planned as written, its own filter
+    # reading the parser
+    assert [c["running_tasks"] for c in sem["counts"]][:5] == [6, 8, 8, 8, 4]
+    assert tasks["clean-kalman-sys.range"]["end"] == 360
+    own = [t for t, i in tasks.items() if i.get("takes_over") == "narrow-clean-sys.range"]
+    assert len(own) == 1 and tasks[own[0]]["start"] == 360 and tasks[own[0]]["end"] is None
+    assert {"clean-kalman-sys.kalman", "clean-kalman-sys.slr", "clean-kalman-sys.publish",
+            "clean-kalman-sys.range"} <= {t for t, i in tasks.items() if i["end"] == 360}
