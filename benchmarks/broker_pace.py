@@ -53,8 +53,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from statistics import median_high
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -110,7 +111,7 @@ def search_cell(source: str, rate: float, a: argparse.Namespace) -> dict[str, An
     spark = get_session("local[2]")
     meter, pub, rt = CpuMeter(), None, None
     try:
-        with (_broker(tmp) if source == "mqtt" else _nothing()) as got:
+        with (_broker(tmp) if source == "mqtt" else nullcontext()) as got:
             kw: dict[str, Any] = {"rate": rate}
             if got is not None:
                 url, pid = got
@@ -160,11 +161,6 @@ def _settle(rt: Any, rate: float, a: argparse.Namespace) -> float:
            and max(0, rt.bound() - rt.qhw()) > 2 * rate * a.trigger):
         _idle(rt, 1.0)
     return round(time.time() - t0, 1)
-
-
-@contextmanager
-def _nothing() -> Iterator[None]:
-    yield None
 
 
 def _idle(rt: Any, seconds: float) -> None:
@@ -225,15 +221,15 @@ def schedule_cell(schedule: str, a: argparse.Namespace) -> dict[str, Any]:
         start = max(s0, lo + (hi - lo) // 4)
         lat = [float(r["o"] - r["ts"]) for r in recs if start <= r["q"] < hi]
         walls = [float(b["wall_s"]) for b in batches if start <= b["lo"] < hi]
+        claimed = [b["hi"] - b["lo"] for b in batches if start <= b["lo"] < hi]
         p99 = percentile(lat, 99)
         batch_max = max(walls, default=None)
         rows.append({"rate": rate, "seconds": seconds, "seqs": [start, hi],
                      "p50_ms": percentile(lat, 50), "p99_ms": p99, "outputs": len(lat),
                      "batches": len(walls),
-                     "batch_wall_median_s": sorted(walls)[len(walls) // 2] if walls else None,
+                     "batch_wall_median_s": median_high(walls) if walls else None,
                      "batch_wall_max_s": batch_max,
-                     "claimed_median": _median([b["hi"] - b["lo"] for b in batches
-                                                if start <= b["lo"] < hi]),
+                     "claimed_median": median_high(claimed) if claimed else None,
                      "within_2_triggers": (p99 is not None and batch_max is not None
                                            and p99 <= 1000 * (2 * a.trigger + batch_max))})
         lo = hi
@@ -254,10 +250,6 @@ def schedule_cell(schedule: str, a: argparse.Namespace) -> dict[str, Any]:
             + sum(len(v) for v in leaks.values()),
             "expected": sum(x["expected"] for x in acc.values()), "drain_s": round(drain_s, 1),
             "publisher": published, "wall_s": round(time.time() - t_start, 1)}
-
-
-def _median(xs: list[int]) -> int | None:
-    return sorted(xs)[len(xs) // 2] if xs else None
 
 
 def view_cell(a: argparse.Namespace) -> dict[str, Any]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -23,34 +22,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from provenance import raw_file  # noqa: E402
 
 
 def fuzz_files() -> list[str]:
     return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob("test_*_fuzz.py"))
-
-
-def machine() -> dict[str, object]:
-    model = ""
-    try:
-        for ln in Path("/proc/cpuinfo").read_text().splitlines():
-            if ln.startswith("model name"):
-                model = ln.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"cpus": os.cpu_count(), "cpu": model, "python": platform.python_version(),
-            "platform": platform.platform(), "load_avg_1m": os.getloadavg()[0]}
-
-
-def commit() -> str:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
-                             text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True,
-                               text=True, check=True).stdout.strip()
-        return out + ("+dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def main() -> int:
@@ -70,19 +48,16 @@ def main() -> int:
         got = json.loads(counts.read_text()) if counts.exists() else {"doors": {}}
     doors = dict(sorted(got["doors"].items()))
     total = sum(doors.values())
-    report = {"command": " ".join(["REUSE_FUZZ=" + args.profile, "python", "-m", "pytest",
-                                   *cmd[3:]]),
-              "script": "benchmarks/fuzz_count.py --profile " + args.profile,
-              "profile": args.profile, "commit": commit(), "machine": machine(),
-              "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "elapsed_s": round(elapsed, 1),
-              "pytest_exit": r.returncode, "crashes": 0 if r.returncode == 0 else None,
-              "total_inputs": total, "doors": doors}
+    results = {"pytest_command": " ".join(["REUSE_FUZZ=" + args.profile, "python", "-m",
+                                           "pytest", *cmd[3:]]),
+               "profile": args.profile, "elapsed_s": round(elapsed, 1),
+               "pytest_exit": r.returncode, "crashes": 0 if r.returncode == 0 else None,
+               "total_inputs": total, "doors": doors}
     for door, n in doors.items():
         print(f"{n:>8}  {door}")
     print(f"{total:>8}  in all ({args.profile} profile, {elapsed:.0f} s, pytest exit "
           f"{r.returncode})")
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
+    raw_file(args.json, results)  # with the command, commit, machine and time
     print(f"-> {args.json}")
     return r.returncode
 

@@ -200,6 +200,13 @@ class PublishReport:
         return line + (f"; {self.unacked} not acknowledged by the broker" if self.unacked else "")
 
 
+def _positive_rate(rate: float) -> float:
+    """``rate`` as a float, or the one-line error of a rate that is not positive."""
+    if not rate > 0:
+        raise MqttError(f"the rate must be positive, got {rate:g} messages/s")
+    return float(rate)
+
+
 class Publisher:
     """Publish source streams to a broker at ``rate`` messages/s per stream (QoS 1).
 
@@ -232,14 +239,13 @@ class Publisher:
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep,
                  on_send: Callable[[int, float, float], None] | None = None) -> None:
-        if not rate > 0:
-            raise MqttError(f"the rate must be positive, got {rate:g} messages/s")
+        rate = _positive_rate(rate)
         if start < 0:
             raise MqttError(f"the first seq must be >= 0, got {start}")
         self.broker = parse_broker_url(broker)
         self.streams = tuple(streams)
         self.topics = [s.topic for s in self.streams]  # checks the names
-        self.rate = float(rate)
+        self.rate = rate
         self.data_dir = data_dir
         self.start = start
         self.clock, self.sleep = clock, sleep
@@ -288,16 +294,14 @@ class Publisher:
         stays each event's own send time and never goes back."""
         if self._client is None:
             self.connect()
-        if rate is not None and rate != self.rate and self._first is not None:
-            if not rate > 0:
-                raise MqttError(f"the rate must be positive, got {rate:g} messages/s")
-            last_ms = self.t0_ms + (self._next - 1) * 1000 / self.rate
-            self.rate = float(rate)
-            self._anchor(self._next, after_ms=last_ms)
-        elif rate is not None and self._first is None:
-            if not rate > 0:
-                raise MqttError(f"the rate must be positive, got {rate:g} messages/s")
-            self.rate = float(rate)
+        if rate is not None:
+            rate = _positive_rate(rate)
+            if self._first is None:
+                self.rate = rate
+            elif rate != self.rate:
+                last_ms = self.t0_ms + (self._next - 1) * 1000 / self.rate
+                self.rate = rate
+                self._anchor(self._next, after_ms=last_ms)
         end = None if seconds is None else self._next + max(0, round(self.rate * seconds))
         if self._first is None:
             self._anchor(self.start)
