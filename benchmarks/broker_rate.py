@@ -45,7 +45,7 @@ Every mode also prints how busy each core was (every process counted), to show w
 took the pinned cores.
 
     PYTHONPATH=. .venv/bin/python benchmarks/broker_rate.py --repeat 3 \\
-        --json docs/bench/broker_rate.json                          # about 32 min, 3 x 10 min
+        --json OUT.json                                             # about 32 min, 3 x 10 min
     PYTHONPATH=. nice -n 10 .venv/bin/python benchmarks/broker_rate.py --seconds 30  # ~1.5 min
 """
 
