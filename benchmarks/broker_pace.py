@@ -105,6 +105,7 @@ def search_cell(source: str, rate: float, a: argparse.Namespace) -> dict[str, An
     from reuse.runtime.engines.shared.engine import InplaceRuntime
     from reuse.runtime.measure import CpuMeter, SinkTail, percentile
     from reuse.runtime.session import get_session, stop_session
+    from reuse.runtime.spec import RunSpec
 
     flows = _flows()
     tmp = Path(tempfile.mkdtemp(prefix=f"pace-{source}-"))
@@ -118,7 +119,7 @@ def search_cell(source: str, rate: float, a: argparse.Namespace) -> dict[str, An
                 meter.add_roots([pid])
                 pub = _publisher(url, "--rate", str(rate))
                 kw = {"source": url, "first_message_s": 60.0}  # no rate: it follows the stream
-            rt = InplaceRuntime(spark, tmp / "run", mode="reuse", trigger_s=a.trigger, **kw)
+            rt = InplaceRuntime(spark, RunSpec.of(root=tmp / "run", trigger_s=a.trigger, **kw))
             if rt.broker is not None:
                 meter.add_roots(rt.broker.pids)
             meter.start()
@@ -177,6 +178,7 @@ def schedule_cell(schedule: str, a: argparse.Namespace) -> dict[str, Any]:
     from reuse.runtime.engines.shared.engine import InplaceRuntime
     from reuse.runtime.measure import percentile
     from reuse.runtime.session import get_session, stop_session
+    from reuse.runtime.spec import RunSpec
 
     phases = parse_schedule(schedule)
     flows = _flows()
@@ -187,8 +189,9 @@ def schedule_cell(schedule: str, a: argparse.Namespace) -> dict[str, Any]:
     try:
         with _broker(tmp) as (url, _pid):
             pub = _publisher(url, "--schedule", schedule)
-            rt = InplaceRuntime(spark, tmp / "run", mode="reuse", trigger_s=a.trigger,
-                                source=url, first_message_s=60.0, stall_s=a.stall)
+            rt = InplaceRuntime(spark, RunSpec.of(root=tmp / "run", trigger_s=a.trigger,
+                                                  source=url, first_message_s=60.0,
+                                                  stall_s=a.stall))
             rt.start_sources(sorted({f.task(s).type for f in flows for s in f.sources}))
             s0 = rt.start_seq
             for f in flows:

@@ -77,6 +77,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from reuse.runtime.dataplane.bus import FileBus
     from reuse.runtime.engines.partial.engine import Runtime
     from reuse.runtime.session import get_session, stop_session
+    from reuse.runtime.spec import RunSpec
     from reuse.testing import riot_flows, warm_up
 
     root = Path(args.root or tempfile.mkdtemp(prefix="reuse-backpressure-"))
@@ -93,11 +94,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     flows = riot_flows(*DAGS)
     total_s = args.before + args.slow + args.after
     limit = int(total_s * args.rate)
-    rt = Runtime(spark, root, mode="reuse", merge="partial", rate=args.rate,
-                 trigger_s=args.trigger, limit=limit, bus=bus,
-                 t0_ms=int(time.time() * 1000) + 1000, retention_s=args.retention,
-                 max_events_per_trigger=args.max_events, lag_high=args.lag_high,
-                 lag_low=args.lag_low)
+    rt = Runtime(spark, RunSpec.of(merge="partial", root=root, rate=args.rate,
+                                   trigger_s=args.trigger, limit=limit,
+                                   bus_max_events=args.max_events),
+                 bus=bus, t0_ms=int(time.time() * 1000) + 1000, retention_s=args.retention,
+                 lag_high=args.lag_high, lag_low=args.lag_low)
     roots = [os.getpid()] + ([broker.pid] if broker is not None else [])
     samples: list[dict[str, Any]] = []
     info: dict[str, Any] = {}

@@ -36,6 +36,7 @@ def one(spark: Any, bus_name: str, args: argparse.Namespace) -> dict[str, Any]:
     from reuse.runtime.dataplane.bus import FileBus
     from reuse.runtime.engines.partial.engine import Runtime
     from reuse.runtime.measure import percentile
+    from reuse.runtime.spec import RunSpec
     from reuse.testing import riot_flows
 
     flows = riot_flows("clean-sys", "clean-kalman-sys")
@@ -48,7 +49,8 @@ def one(spark: Any, bus_name: str, args: argparse.Namespace) -> dict[str, Any]:
         bus: Any = broker.bus()
     else:
         bus = FileBus(root)
-    rt = Runtime(spark, root, mode="reuse", rate=args.rate, trigger_s=args.trigger, bus=bus)
+    rt = Runtime(spark, RunSpec.of(merge="partial", root=root, rate=args.rate,
+                                   trigger_s=args.trigger), bus=bus)
     res: dict[str, Any] = {"bus": bus_name, "trigger_s": args.trigger, "rate": args.rate}
     try:
         rt.start_sources(["SYS"])

@@ -44,6 +44,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from reuse.runtime.dataplane.retention import BOUNDED_PARTS, disk_usage
     from reuse.runtime.engines.partial.engine import Runtime
     from reuse.runtime.session import get_session, stop_session
+    from reuse.runtime.spec import RunSpec
     from reuse.testing import riot_flows, warm_up
 
     root = Path(args.root or tempfile.mkdtemp(prefix="reuse-disk-"))
@@ -51,9 +52,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     warm_up(spark)
     flows = riot_flows(*DAGS)
     limit = int(args.minutes * 60 * args.rate)
-    rt = Runtime(spark, root, mode="reuse", merge="partial", rate=args.rate,
-                 trigger_s=args.trigger, limit=limit, t0_ms=int(time.time() * 1000) + 1000,
-                 retention_s=args.retention)
+    rt = Runtime(spark, RunSpec.of(merge="partial", root=root, rate=args.rate,
+                                   trigger_s=args.trigger, limit=limit),
+                 t0_ms=int(time.time() * 1000) + 1000, retention_s=args.retention)
     rows: list[dict[str, Any]] = []
     try:
         rt.start_sources(["SYS", "TAXI", "FIT"])

@@ -113,6 +113,7 @@ def cell(mode: str, rate: float, args: argparse.Namespace) -> dict[str, Any]:
     from reuse.runtime.engines.shared.engine import InplaceRuntime
     from reuse.runtime.measure import CpuMeter, SinkTail, percentile
     from reuse.runtime.session import get_session, stop_session
+    from reuse.runtime.spec import RunSpec
 
     flows = workload(args.workload, args.n, keying=args.keying, only_source=args.source_only)
     base, ksafe = split_mode(mode)
@@ -132,13 +133,11 @@ def cell(mode: str, rate: float, args: argparse.Namespace) -> dict[str, Any]:
     tail = SinkTail(root)
     common = {"rate": rate, "trigger_s": args.trigger, "pi_iterations": args.pi_iterations}
     if pol.engine == "inplace":
-        rt: Any = InplaceRuntime(spark, root, mode=pol.mode.value, **common, **ksafe,
-                                 shared_disk=not args.no_shared_disk)
+        rt: Any = InplaceRuntime(spark, RunSpec.of(policy=pol, root=root, **common, **ksafe,
+                                                   shared_disk=not args.no_shared_disk))
     else:
-        rt = Runtime(spark, root, mode=pol.mode.value, merge=pol.merge.value,
-                     unmerge=pol.unmerge.value,
-                     sources=None if pol.sources is None else pol.sources.value,
-                     match=ksafe.get("match", "exact"), **common)
+        rt = Runtime(spark, RunSpec.of(policy=pol, root=root,
+                                       match=ksafe.get("match", "exact"), **common))
     out: dict[str, Any] = {"mode": mode, "rate": rate}
     try:
         rt.start_sources(sorted({f.task(s).type for f in flows for s in f.sources}))

@@ -100,6 +100,7 @@ def run_mode(mode: str, flows: list[Any], args: argparse.Namespace) -> dict[str,
     from reuse.runtime.engines.partial.engine import Runtime
     from reuse.runtime.measure import CpuMeter, SinkTail
     from reuse.runtime.session import get_session, stop_session
+    from reuse.runtime.spec import RunSpec
 
     order = [op.dag for op in seq_trace([f.id for f in flows], seed=args.seed)
              if op.op == "submit"]
@@ -109,10 +110,12 @@ def run_mode(mode: str, flows: list[Any], args: argparse.Namespace) -> dict[str,
     meter = CpuMeter().start()
     tail = SinkTail(root)
     relaunch = mode == "reuse-relaunch"
-    rt = Runtime(spark, root, mode=mode.split("-")[0], unmerge="stop" if relaunch else "pause",
-                 merge="relaunch" if relaunch else "partial",
-                 sources="shared" if mode == "default-shared" else None, rate=args.rate,
-                 trigger_s=args.trigger, pi_iterations=args.pi_iterations)
+    rt = Runtime(spark, RunSpec.of(mode=mode.split("-")[0],
+                                   unmerge="stop" if relaunch else "pause",
+                                   merge="relaunch" if relaunch else "partial",
+                                   default_sources="shared" if mode == "default-shared" else None,
+                                   root=root, rate=args.rate, trigger_s=args.trigger,
+                                   pi_iterations=args.pi_iterations))
     out: dict[str, Any] = {"mode": mode}
     try:
         rt.start_sources(sorted({f.task(s).type for f in flows for s in f.sources}))

@@ -85,12 +85,15 @@ def op_effects(root: Path, trigger_s: float) -> dict[str, Any]:
 
 def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
     from reuse.runtime.run import live_run
+    from reuse.runtime.spec import RunSpec
 
     by_id, ops = flows_and_trace(args)
     root = Path(tempfile.mkdtemp(prefix=f"trace-{mode}-"))
-    rows = live_run(by_id, ops, root=root, policy=mode, step_seconds=args.step_seconds,
-                    rate=args.rate, trigger_s=args.trigger, pi_iterations=args.pi_iterations,
-                    warmup_s=args.warmup)
+    rows = live_run(by_id, ops, RunSpec.of(policy=mode, root=root,
+                                           step_seconds=args.step_seconds, rate=args.rate,
+                                           trigger_s=args.trigger,
+                                           pi_iterations=args.pi_iterations,
+                                           warmup_s=args.warmup))
     return {"rows": rows, "effects": op_effects(root, args.trigger)}
 
 

@@ -32,12 +32,13 @@ def variant(spark: Any, name: str, args: argparse.Namespace) -> dict[str, Any]:
     from reuse.runtime.accounting import account, observed_records
     from reuse.runtime.engines.partial.engine import Runtime
     from reuse.runtime.measure import CpuMeter, percentile
+    from reuse.runtime.spec import RunSpec
     from reuse.testing import riot_flows
 
     flows = riot_flows(*DAGS)
     root = Path(tempfile.mkdtemp(prefix=f"unmerge-{name}-"))
-    rt = Runtime(spark, root, mode="reuse", unmerge="stop" if name == "stop" else "pause",
-                 rate=args.rate, trigger_s=args.trigger)
+    rt = Runtime(spark, RunSpec.of(merge="partial", unmerge="stop" if name == "stop" else "pause",
+                                   root=root, rate=args.rate, trigger_s=args.trigger))
     meter = CpuMeter().start()
     res: dict[str, Any] = {"variant": name}
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -324,20 +325,20 @@ def rerun_outputs(spark: SparkSession, run: str | Path, root: str | Path,
     from reuse.runtime.common.files import read_batches
     from reuse.runtime.engines.shared.engine import InplaceRuntime
     from reuse.runtime.journal import load_journal
+    from reuse.runtime.spec import RunSpec
 
     run, root = Path(run), Path(root)
     state = load_journal(run)
     p = state.start
     flows = {f.id: f for f in (parse_dataflow(d) for d in p["flows"])}
     upto = max(b["hi"] for b in read_batches(run))
-    rate = float(p["rate"])
-    t0 = int(time.time() * 1000 - 1000 * (upto + 1) / rate) - 1000
-    rt = InplaceRuntime(spark, root, mode=str(p["mode"]), shards=int(p["shards"]), rate=rate,
-                        trigger_s=float(p["trigger_s"]), pi_iterations=int(p["pi_iterations"]),
-                        data_dir=str(p["data_dir"]), max_events=int(p["max_events"]),
-                        t0_ms=t0, limit=upto)
+    # the same dataflows, cuts and pace; fault-free, whole and unreplicated: the plainest run
+    spec = replace(RunSpec.from_journal(p, file=str(run / "journal.jsonl")), root=root,
+                   limit=upto, k_safe=0, split=False, shared_disk=True, source="replay")
+    t0 = int(time.time() * 1000 - 1000 * (upto + 1) / spec.rate) - 1000
+    rt = InplaceRuntime(spark, spec, t0_ms=t0)
     try:
-        rt.replay(state.ops, flows, start_seq=int(p["start_seq"]))
+        rt.replay(state.enacted, flows, start_seq=int(p["start_seq"]))
         rt.wait_processed(upto - 1, timeout_s=300)
         ledger = rt.ledger()
     finally:

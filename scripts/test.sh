@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The README's test command: set-up on first use, then lint, type-check, the docs build and the
 # test suite (pytest arguments pass through).
-#   ./scripts/test.sh           everything (about 18 minutes on 2 cores, set-up included;
-#                               the goal is under 15: issue 34), slowest 20 listed
-#   ./scripts/test.sh --fast    no Spark, no browser: the developer's loop (under 2 minutes)
+#   ./scripts/test.sh           everything, slowest 20 listed: two pytest processes (xdist),
+#                               the Spark and browser tests one after another in one of them,
+#                               every other test in the other meanwhile (tests/conftest.py)
+#   ./scripts/test.sh --fast    no Spark, no browser: the developer's loop (about a minute)
 # $REUSE_REQUIRE=redis,browser,data,mqtt,namespaces (.ci/run sets it) fails the tests that would skip for want
 # of one of those real parts.
 set -euo pipefail
@@ -19,10 +20,10 @@ cd "$ROOT"
 "$ROOT/.venv/bin/mypy" --no-error-summary reuse
 "$VENV_PY" "$ROOT/benchmarks/report.py" --check
 if [ "$FAST" = 1 ]; then
-    exec "$VENV_PY" -m pytest -p no:cacheprovider -m "not spark and not browser" "$@"
+    exec "$VENV_PY" -m pytest -p no:cacheprovider -n 2 -m "not spark and not browser" "$@"
 fi
 # the visualizer's end-to-end test drives Debian's chromium (installed here if missing)
 bash "$ROOT/scripts/install-browser.sh"
 # the documentation site: a broken link or a page missing from the nav fails the run
 NO_MKDOCS_2_WARNING=1 "$ROOT/.venv/bin/mkdocs" build --strict --quiet --site-dir "$ROOT/site"
-exec "$VENV_PY" -m pytest -p no:cacheprovider --durations=20 "$@"
+exec "$VENV_PY" -m pytest -p no:cacheprovider -n 2 --dist loadgroup --durations=20 "$@"

@@ -45,8 +45,10 @@ INSIDE: dict[str, tuple[tuple[str, ...], ...]] = {
         # bus, frames, flow control, retention, data sources; beside it, the control plane
         # of k-safety across applications (operation journal, instances, output logs)
         ("reuse.runtime.dataplane", "reuse.runtime.control"),
+        # what a run is configured with (issue 32), and what every engine offers its driver
+        ("reuse.runtime.spec", "reuse.runtime.engines.contract"),
         ("reuse.runtime.engines.partial", "reuse.runtime.engines.shared"),
-        ("reuse.runtime.engines",),
+        ("reuse.runtime.engines", "reuse.runtime.engines.conformance"),
         # a run, over either engine
         ("reuse.runtime.accounting", "reuse.runtime.cluster", "reuse.runtime.floor",
          "reuse.runtime.journal", "reuse.runtime.measure", "reuse.runtime.progress",

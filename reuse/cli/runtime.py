@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,27 +37,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     flows = {f.id: f for f in load_dataflows([d])}
     ops = load_trace(args.trace)
     check_trace(ops, flows, file=args.trace)
-    from reuse.runtime.common.policy import Policy
+    from reuse.runtime.spec import RunSpec
 
-    pol = Policy.of(args.mode, args.merge, args.unmerge or "pause", args.default_sources)
-    label = (f"{pol.label}, match {args.match}" if pol.mode.value == "reuse"
-             else f"{pol.label}, {pol.sources.value} sources")  # type: ignore[union-attr]
-    root = Path(args.root) if args.root else Path(tempfile.mkdtemp(prefix="reuse-run-"))
-    rows = live_run(flows, ops, root=root, mode=args.mode, unmerge=args.unmerge,
-                    default_sources=args.default_sources,
-                    merge=args.merge, shards=args.shards, max_events=args.max_events,
-                    bus_max_events=args.bus_max_events,
-                    k_safe=args.k_safe, replicate_min_users=args.replicate_min_users,
-                    step_seconds=args.step_seconds, master=args.master,
-                    cluster_dir=args.cluster_dir, bus=args.bus, rate=args.rate,
-                    trigger_s=args.trigger_seconds, pi_iterations=args.pi_iterations,
-                    defrag_every=args.defrag_every, warmup_s=args.warmup_seconds,
-                    data_dir=args.data_dir, source=args.source, match=args.match,
-                    split=args.split, shared_disk=not args.no_shared_disk,
-                    replicas=args.replicas, check=not args.no_check,
-                    stall_s=args.stall_timeout)
+    spec = RunSpec.from_cli(args)  # every option checked here, once, before any JVM starts
+    root = spec.root if spec.root is not None else Path(tempfile.mkdtemp(prefix="reuse-run-"))
+    rows = live_run(flows, ops, replace(spec, root=root))
     write_rows(rows, args.out)
-    _report(rows, args.out, f"run dir {root}; {label}")
+    _report(rows, args.out, f"run dir {root}; {spec.label}")
     return 0
 
 

@@ -55,6 +55,8 @@ from reuse.live.metrics import (
 )
 from reuse.runtime.common.files import read_batches
 from reuse.runtime.common.sink_history import current_sinks, sink_segments
+from reuse.runtime.engines.contract import RemoveResult, SubmitResult
+from reuse.runtime.spec import Record, RunSpec
 
 if TYPE_CHECKING:
     from reuse.live.view import LiveView
@@ -136,14 +138,20 @@ class Engine:
     catch_up
         Return only once the new query has caught up with its sources (see
         :meth:`_catch_up`).
+    k_safe, replicate_min_users, split, stall_s
+        As ``reuse run``'s ``--k-safe``, ``--replicate-min-users``, ``--split`` and
+        ``--stall-timeout``. All the settings are checked together, once, as a
+        :class:`~reuse.runtime.spec.RunSpec` (``eng.spec``), before any JVM starts.
     """
 
     def __init__(self, master: str = "local[2]", source: str = "replay", *,
                  mode: str = "reuse", root: str | Path | None = None, rate: float = 10.0,
                  trigger_s: float = 2.0, shards: int | None = None,
                  data_dir: str | Path | None = None, poll_s: float = 0.5,
-                 workload: str | None = "riot", record: str = "full", ui: bool = False,
-                 catch_up: bool = True, match: str = "exact", **engine_kwargs: Any) -> None:
+                 workload: str | None = "riot", record: Record = "full", ui: bool = False,
+                 catch_up: bool = True, match: str = "exact", k_safe: int = 0,
+                 replicate_min_users: int = 2, split: bool = False,
+                 stall_s: float = 60.0) -> None:
         from pyspark.sql import SparkSession
 
         from reuse.runtime.engines.shared.engine import InplaceRuntime
@@ -151,6 +159,13 @@ class Engine:
         from reuse.runtime.session import get_session
 
         self.root = Path(root) if root is not None else Path(tempfile.mkdtemp(prefix="reuse-live-"))
+        # the one configuration of the engine, checked before any JVM starts
+        self.spec = RunSpec.of(mode=mode, master=master, source=source, root=self.root,
+                               rate=rate, trigger_s=trigger_s, shards=shards,
+                               data_dir=None if data_dir is None else Path(data_dir),
+                               record=record, match=match, ui=ui, k_safe=k_safe,
+                               replicate_min_users=replicate_min_users, split=split,
+                               stall_s=stall_s)
         self.workload = workload
         self.poll_s = poll_s
         self._owned = SparkSession.getActiveSession() is None
@@ -168,10 +183,7 @@ class Engine:
         self._thread: threading.Thread | None = None
         self.meter = CpuMeter()
         try:
-            self.runtime = InplaceRuntime(
-                self.spark, self.root, mode=mode, shards=shards, rate=rate, trigger_s=trigger_s,
-                data_dir=None if data_dir is None else str(data_dir), record=record,
-                source=source, match=match, **engine_kwargs)
+            self.runtime = InplaceRuntime(self.spark, self.spec)
         except BaseException:
             self._stop_session()
             raise
@@ -233,7 +245,7 @@ class Engine:
 
     # --- operations ----------------------------------------------------------------------------
 
-    def submit(self, flow: Dataflow | str | Path | Mapping[str, Any]) -> dict[str, Any]:
+    def submit(self, flow: Dataflow | str | Path | Mapping[str, Any]) -> SubmitResult:
         """Merge a dataflow into what runs (Reuse) or deploy it alone (Default); its first
         events are those of the next batch. Returns the engine's answer: join point ``J``,
         tasks started, tasks reused, sinks."""
@@ -248,7 +260,7 @@ class Engine:
             self.ops.append(Op("submit", dn.id))
         return info
 
-    def remove(self, dag_id: str) -> dict[str, Any]:
+    def remove(self, dag_id: str) -> RemoveResult:
         """Unmerge a dataflow: stop what no other dataflow still needs, at the next cut."""
         with self.lock:
             self._check()
@@ -307,7 +319,7 @@ class Engine:
             live = {t.id: {"type": t.type, "kind": t.kind, "shard": t.shard}
                     for t in self.runtime.deployment.tasks.values()
                     if t.end is None and t.replica_of is None}
-            dags = {i["dag"]: dict(i) for i in self.runtime.dags.values() if i["R"] is None}
+            dags = {i["dag"]: i.copy() for i in self.runtime.dags.values() if i["R"] is None}
             counts = self.runtime.counts()
             broker = self.runtime.broker
         users = self.users()

@@ -38,6 +38,7 @@ from reuse.core.errors import ReuseError, StateError
 from reuse.core.jsondata import short
 from reuse.core.state import _atomic_write, append_journal, read_journal
 from reuse.core.traces import Op, check_trace
+from reuse.runtime.engines.contract import JournalOp
 
 __all__ = ["RunJournal", "JournalState", "load_journal", "step_started_ms"]
 
@@ -60,6 +61,13 @@ class JournalState:
         done = {int(r["step"]) for r in self.rows}
         left = [o for o in self.ops if int(o["step"]) not in done]
         return left[-1] if left else None
+
+    @property
+    def enacted(self) -> list[JournalOp]:
+        """The operations enacted, at their cuts, in order: what an engine's ``replay``
+        enacts again (:class:`~reuse.runtime.engines.contract.Recovery`)."""
+        return [{"op": str(o["op"]), "dag": str(o["dag"]), "cut": int(o["cut"])}
+                for o in self.ops]
 
     @property
     def next_step(self) -> int:

@@ -25,19 +25,30 @@ import bisect
 import csv
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reuse.core.dataflow import Dataflow
 from reuse.core.traces import Op, check_trace
 from reuse.runtime.accounting import account, leaked_records, reference_records, replica_account
 from reuse.runtime.common.files import read_batches
-from reuse.runtime.common.policy import LIVE_MODES, Policy
+from reuse.runtime.common.policy import LIVE_MODES
+from reuse.runtime.engines.contract import Engine
 from reuse.runtime.engines.partial.engine import Runtime
+from reuse.runtime.engines.shared.engine import InplaceRuntime
 from reuse.runtime.journal import JOURNAL, JournalState, RunJournal, step_started_ms
 from reuse.runtime.measure import CpuMeter, SinkTail, percentile
+from reuse.runtime.spec import RunSpec
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from reuse.runtime.dataplane.bus import Bus
+    from reuse.runtime.dataplane.redis_bus import Broker as RedisBroker
 
 __all__ = ["CSV_COLUMNS", "LIVE_MODES", "live_run", "resume_run", "run_trace", "write_rows"]
 
@@ -53,7 +64,7 @@ def _progress(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def run_trace(runtime: Any, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
+def run_trace(runtime: Engine, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
               step_seconds: float, meter: CpuMeter | None = None, check: bool = True,
               defrag_every: int = 0, warmup_s: float = 0.0,
               progress: Callable[[str], None] | None = _progress,
@@ -173,7 +184,6 @@ def run_trace(runtime: Any, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
                      "duplicated)")
         if ledger.get("replicas"):
             rep = replica_account(runtime.root, ledger, upto, ref)
-            runtime.replica_report = rep
             from reuse.runtime.common.files import write_json
 
             write_json(Path(runtime.root) / "replicas.json", rep)
@@ -184,7 +194,7 @@ def run_trace(runtime: Any, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
     return rows
 
 
-def _measure_step(runtime: Any, meter: CpuMeter, tail: SinkTail, step_seconds: float,
+def _measure_step(runtime: Engine, meter: CpuMeter, tail: SinkTail, step_seconds: float,
                   step: int, op: str, dag: str, info: Mapping[str, Any], t0: float, b0: int,
                   op_s: float, cpu0: Mapping[str, float], died: int = 0) -> dict[str, Any]:
     """Idle (polling the runtime) until the step's time is up; its row. ``died``: the driver
@@ -196,11 +206,9 @@ def _measure_step(runtime: Any, meter: CpuMeter, tail: SinkTail, step_seconds: f
     cost is in its own step, never measured over almost no time (issue 33). ``measured_s`` is
     that window. ``cores_steady`` is the second half of the step after the operation, or
     ``None`` when less than a quarter of the step is left for it."""
-    failed0 = len(getattr(runtime, "failures", ()))
-    malformed0 = _malformed(runtime)
-    take_lag = getattr(runtime, "take_lag", None)  # query-per-DAG engines only
-    if take_lag is not None:
-        take_lag()  # forget what the previous step saw
+    failed0 = len(runtime.failures)
+    malformed0 = runtime.malformed()
+    runtime.take_lag()  # forget what the previous step saw (the query-per-DAG engines' bus)
     mid = max(t0 + step_seconds / 2, t0 + op_s)
     cpu_mid = None
     while True:
@@ -221,7 +229,7 @@ def _measure_step(runtime: Any, meter: CpuMeter, tail: SinkTail, step_seconds: f
     steady = ((sum(cpu1.values()) - cpu_mid[0]) / (t1 - cpu_mid[1])
               if cpu_mid and t1 - cpu_mid[1] >= step_seconds / 4 else None)
     c = runtime.counts()
-    lag, throttled = take_lag() if take_lag is not None else (None, None)
+    lag, throttled = runtime.take_lag()
     return {"step": step, "op": op, "dag": dag, **c,
             "cores": round(total / (t1 - t0), 4),
             "cores_steady": None if steady is None else round(steady, 4),
@@ -236,19 +244,10 @@ def _measure_step(runtime: Any, meter: CpuMeter, tail: SinkTail, step_seconds: f
             "cpu_python_workers": round(dcpu.get("python-worker", 0.0), 3),
             "cpu_other": round(sum(v for k, v in dcpu.items()
                                    if k not in ("driver", "jvm", "python-worker")), 3),
-            "failures": died + len(getattr(runtime, "failures", ())) - failed0,
+            "failures": died + len(runtime.failures) - failed0,
             "gap_s": None, "max_lag_events": lag, "throttled": throttled,
-            "malformed": None if malformed0 is None else (_malformed(runtime) or 0) - malformed0,
+            "malformed": None if malformed0 is None else (runtime.malformed() or 0) - malformed0,
             "t_start_ms": round(t0 * 1000), "t_end_ms": round(t1 * 1000)}
-
-
-def _malformed(runtime: Any) -> int | None:
-    """Malformed messages received so far on a broker-fed run (``None``: replay); per topic
-    they are in the ledger (``source.counts``)."""
-    broker = getattr(runtime, "broker", None)
-    if broker is None:
-        return None
-    return sum(c.malformed for c in broker.counts().values())
 
 
 def _finish_step(row: dict[str, Any], mark: int, rows: list[dict[str, Any]],
@@ -331,166 +330,75 @@ def write_rows(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) 
     os.replace(tmp, p)
 
 
-def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os.PathLike[str],
-             mode: str = "reuse", unmerge: str | None = None, merge: str = "inplace",
-             policy: Policy | str | None = None, default_sources: str | None = None,
-             shards: int | None = None,
-             max_events: int | None = None, bus_max_events: int | None = None,
-             k_safe: int = 0, replicate_min_users: int = 2, ui: bool = False, step_seconds: float = 60.0,
-             master: str = "local[2]", cluster_dir: str | os.PathLike[str] | None = None,
-             bus: str = "file", rate: float = 10.0, trigger_s: float = 2.0,
-             pi_iterations: int = 1600, defrag_every: int = 0, warmup_s: float = 10.0,
-             data_dir: str | os.PathLike[str] | None = None, check: bool = True,
+def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], spec: RunSpec, *,
              progress: Callable[[str], None] | None = _progress,
-             resume: JournalState | None = None, source: str = "replay",
-             match: str = "exact", split: bool = False,
-             shared_disk: bool = True, replicas: str = "shards",
-             stall_s: float = 60.0) -> list[dict[str, Any]]:
+             resume: JournalState | None = None) -> list[dict[str, Any]]:
     """Set up a session, bus and CPU meter, replay ``ops`` live (:func:`run_trace`), tear down.
 
-    On the shared query the run is journaled in ``root`` (:mod:`reuse.runtime.journal`), so a
-    run whose process died can be finished by :func:`resume_run` (``resume``: its journal); a
-    new run refuses a ``root`` that already holds one.
+    The one entry point of ``reuse run`` and the notebooks. Everything the run is configured
+    with is ``spec`` (:class:`~reuse.runtime.spec.RunSpec`, checked when it was built: a bad
+    value or combination never reaches here); what is checked here needs the outside world
+    (the broker answering, the run directory free, the cluster's workers). ``spec.root``
+    ``None``: a new temporary directory.
 
-    The one entry point of ``reuse run`` and the notebooks. The live mode is ``policy`` (a
-    :class:`~reuse.runtime.common.policy.Policy` or a :data:`LIVE_MODES` name), else built from
-    ``mode``, ``merge`` and ``unmerge`` (``None``: the paper's ``pause`` for the query-per-DAG
-    engine) and ``default_sources`` (Default only: ``"private"``, the default, or ``"shared"``,
-    query-per-DAG engines only). ``shards`` and ``max_events`` are the inplace engine's; ``bus``
-    and ``bus_max_events`` (the partial queries' read limit, see ``Runtime``'s
-    ``max_events_per_trigger``; ``None``: its default) are the
-    query-per-DAG engine's. ``match`` is what Reuse merges by (``exact`` or ``semantic``, on
-    either engine; Default takes only ``exact``). ``split`` (shared query only) runs every
-    running DAG split over the shards by key ranges and stages (issue 22,
-    :mod:`reuse.runtime.engines.shared.split_batch`) instead of each whole in one shard.
-    ``shared_disk=False`` (shared query only) is for executors that cannot read the driver's
-    run and data directories (a cluster over several machines): Spark ships the data to them
-    and brings the sink records back to the driver. ``replicas="apps"`` (with ``k_safe >= 1``)
-    runs K+1 engine instances, each its own driver and Spark application, following one
-    journal (issue 24, :func:`reuse.runtime.apps.coordinator.apps_run`); ``"shards"`` keeps
-    issue 13's replicas inside the one query. A SparkSession that is already active (tests share one) is used and
-    left running; one started here is stopped here (with ``ui=True`` its web UI is on and its
-    address printed), and so is a Redis broker started for ``bus="redis"``.
+    On the shared query the run is journaled in its root (:mod:`reuse.runtime.journal`), so a
+    run whose process died can be finished by :func:`resume_run` (``resume``: its journal); a
+    new run refuses a root that already holds one. ``replicas="apps"`` runs K+1 engine
+    instances, each its own driver and Spark application, following one journal (issue 24,
+    :func:`reuse.runtime.apps.coordinator.apps_run`). A SparkSession that is already active
+    (tests share one) is used and left running; one started here is stopped here (with
+    ``ui`` its web UI is on and its address printed), and so is a Redis broker started for
+    ``bus="redis"``.
     """
     from pyspark.sql import SparkSession
 
     from reuse.runtime import SparkRuntimeError
-    from reuse.runtime.dataplane.bus import FileBus
     from reuse.runtime.session import get_session, stop_session
 
-    root = Path(root)
-    if not stall_s > 0:
-        raise SparkRuntimeError(f"--stall-timeout must be a positive number of seconds, got "
-                                f"{stall_s:g}")
-    if replicas == "apps":
-        return _apps_run(flows, ops, root=root, mode=mode, merge=merge, policy=policy,
-                         k_safe=k_safe, replicate_min_users=replicate_min_users,
-                         step_seconds=step_seconds, master=master, cluster_dir=cluster_dir,
-                         rate=rate, trigger_s=trigger_s, pi_iterations=pi_iterations,
-                         shards=shards, max_events=max_events, data_dir=data_dir,
-                         warmup_s=warmup_s, check=check, progress=progress, resume=resume,
-                         source=source, match=match, split=split)
-    if replicas != "shards":
-        raise SparkRuntimeError(f"unknown --replicas {replicas!r} (shards or apps)")
+    if spec.root is None:
+        spec = replace(spec, root=Path(tempfile.mkdtemp(prefix="reuse-run-")))
+    root = Path(spec.root)  # type: ignore[arg-type]  # set just above
+    if resume is not None:
+        spec.check_resumable()
+    if spec.replicated_apps:
+        return _apps_run(flows, ops, spec, progress)
     if resume is None and (root / JOURNAL).exists():
         raise SparkRuntimeError("already holds a run (journal.jsonl): resume it with "
                                 "--resume, or choose a new --root", file=str(root))
-    if isinstance(policy, str):
-        pol = LIVE_MODES[policy] if policy in LIVE_MODES else Policy.of(policy)
-    else:
-        pol = policy or Policy.of(mode, merge, unmerge or "pause", default_sources)
-    if source != "replay":
+    if spec.broker_fed:
         from reuse.runtime.dataplane.mqtt import parse_broker_url
 
-        _reachable(parse_broker_url(source))  # a one-line error before any JVM starts
-        if pol.engine != "inplace":
-            raise SparkRuntimeError(f"--source {source} needs the shared query (--merge "
-                                    f"inplace), not {pol.label}")
-        if resume is not None:
-            raise SparkRuntimeError("a broker-fed run cannot be resumed (the ingest's "
-                                    "messages in flight died with the driver)")
-    from reuse.runtime.common.planners import make_planner
-
-    make_planner(pol.shares, match)  # an unknown or meaningless --match fails before any JVM
-    if k_safe and pol.engine != "inplace":
-        raise SparkRuntimeError(f"--k-safe needs the shared query (--merge inplace), not "
-                                f"{pol.label}: a query per partial DAG cannot hold a replica")
-    if not shared_disk and pol.engine != "inplace":
-        raise SparkRuntimeError(f"--no-shared-disk needs the shared query (--merge inplace), "
-                                f"not {pol.label}: its queries share a bus directory")
-    if split and (pol.engine != "inplace" or k_safe or source != "replay"):
-        raise SparkRuntimeError("--split needs the shared query (--merge inplace) with "
-                                "replayed sources and no --k-safe")
-    if k_safe or replicate_min_users != 2:  # checked before any JVM starts, where we can
-        from reuse.analysis.blast import check_parameters
-
-        known = shards if shards is not None else _local_cores(master)
-        check_parameters(known if known is not None else k_safe + 1, k_safe,
-                         replicate_min_users)
+        _reachable(parse_broker_url(spec.source))  # a one-line error before any JVM starts
     meter = CpuMeter()
-    broker = None
-    bus_obj: Any = None
-    if pol.engine == "inplace":
-        pass  # no bus: every task runs inside the shared query
-    elif bus == "redis":
-        from reuse.runtime.dataplane.redis_bus import start_redis
-
-        broker = start_redis(root / "redis")
-        bus_obj = broker.bus()
-        meter.add_roots([broker.pid])
-    elif bus == "file":
-        bus_obj = FileBus(root)
-    else:
-        raise SparkRuntimeError(f"unknown bus {bus!r} (file or redis)")
+    broker, bus_obj = _start_bus(spec, meter)
     try:
-        if master.startswith("spark://"):
+        if spec.master.startswith("spark://"):
             from reuse.runtime.cluster import DEFAULT_DIR, pids
 
-            meter.add_roots(pids(cluster_dir or DEFAULT_DIR).values())
+            meter.add_roots(pids(spec.cluster_dir or DEFAULT_DIR).values())
         owned = SparkSession.getActiveSession() is None
-        spark = get_session(master, ui=ui)
-        if ui and progress:
+        spark = get_session(spec.master, ui=spec.ui)
+        if spec.ui and progress:
             progress(f"Spark UI: {spark.sparkContext.uiWebUrl}")
         try:
-            rt: Any
-            dd = None if data_dir is None else str(data_dir)
-            if pol.engine == "inplace":
-                from reuse.runtime.engines.shared.engine import InplaceRuntime
-
-                rt = InplaceRuntime(spark, root, mode=pol.mode.value, shards=shards, rate=rate,
-                                    trigger_s=trigger_s, pi_iterations=pi_iterations,
-                                    data_dir=dd, max_events=max_events, k_safe=k_safe,
-                                    replicate_min_users=replicate_min_users, source=source,
-                                    match=match, split=split, shared_disk=shared_disk,
-                                    stall_s=stall_s,
-                                    t0_ms=None if resume is None else int(resume.start["t0"]))
+            rt = _engine(spark, spec, bus_obj, resume)
+            journal: RunJournal | None = None
+            params: dict[str, Any] = {}
+            if isinstance(rt, InplaceRuntime):
                 if rt.broker is not None:
                     meter.add_roots(rt.broker.pids)
                 if resume is not None:
-                    rt.replay(resume.ops, dict(flows), start_seq=int(resume.start["start_seq"]))
-                journal: RunJournal | None = RunJournal(root)
+                    rt.replay(resume.enacted, flows, start_seq=int(resume.start["start_seq"]))
+                journal = RunJournal(root)
+                resolved = spec.resolved(shards=rt.shards, max_events=rt.max_events,
+                                         data_dir=rt.data_dir)
                 params = {"flows": [f.to_dict() for f in flows.values()],
-                          "ops": [[o.op, o.dag] for o in ops], "policy": pol.label,
-                          "mode": pol.mode.value, "shards": rt.shards,
-                          "max_events": rt.max_events, "step_seconds": step_seconds,
-                          "rate": rate, "trigger_s": trigger_s, "pi_iterations": pi_iterations,
-                          "data_dir": rt.data_dir, "master": master, "check": check,
-                          "defrag_every": defrag_every, "k_safe": k_safe,
-                          "replicate_min_users": replicate_min_users, "source": source,
-                          "match": match, "split": split, "shared_disk": shared_disk,
-                          "stall_s": stall_s}
-            else:
-                rt = Runtime(spark, root, mode=pol.mode.value, unmerge=pol.unmerge.value,
-                             merge=pol.merge.value, rate=rate, trigger_s=trigger_s,
-                             pi_iterations=pi_iterations, bus=bus_obj, data_dir=dd,
-                             sources=None if pol.sources is None else pol.sources.value,
-                             max_events_per_trigger=bus_max_events, match=match)
-                journal, params = None, {}
+                          "ops": [[o.op, o.dag] for o in ops], **resolved.to_journal()}
             try:
-                return run_trace(rt, flows, ops, step_seconds=step_seconds, meter=meter,
-                                 check=check, defrag_every=defrag_every, warmup_s=warmup_s,
-                                 progress=progress, journal=journal, journal_params=params,
-                                 resumed=resume, stall_s=stall_s)
+                return run_trace(rt, flows, ops, step_seconds=spec.step_seconds, meter=meter,
+                                 check=spec.check, defrag_every=spec.defrag_every,
+                                 warmup_s=spec.warmup_s, progress=progress, journal=journal,
+                                 journal_params=params, resumed=resume, stall_s=spec.stall_s)
             finally:
                 rt.close()
         finally:
@@ -501,36 +409,54 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os
             broker.stop()
 
 
-def _apps_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: Path, mode: str,
-              merge: str, policy: Policy | str | None, k_safe: int, replicate_min_users: int,
-              master: str, cluster_dir: str | os.PathLike[str] | None,
-              resume: JournalState | None, source: str, split: bool,
-              **kwargs: Any) -> list[dict[str, Any]]:
-    """``--replicas apps``: refuse what it cannot run with one line, before anything starts,
-    then hand over to the coordinator."""
-    from reuse.runtime import SparkRuntimeError
+def _start_bus(spec: RunSpec, meter: CpuMeter) -> tuple[RedisBroker | None, Bus | None]:
+    """The query-per-DAG engine's bus (and the Redis it runs on, measured by ``meter``); the
+    shared query has none: every task runs inside it."""
+    if spec.engine == "inplace":
+        return None, None
+    if spec.bus == "redis":
+        from reuse.runtime.dataplane.redis_bus import start_redis
+
+        broker = start_redis(Path(spec.root) / "redis")  # type: ignore[arg-type]
+        meter.add_roots([broker.pid])
+        return broker, broker.bus()
+    from reuse.runtime.dataplane.bus import FileBus
+
+    return None, FileBus(Path(spec.root))  # type: ignore[arg-type]
+
+
+def _engine(spark: SparkSession, spec: RunSpec, bus: Bus | None,
+            resume: JournalState | None) -> Engine:
+    """The engine ``spec`` names; a resumed one keeps its dead driver's ``t0``."""
+    if spec.engine == "inplace":
+        return InplaceRuntime(spark, spec,
+                              t0_ms=None if resume is None else int(resume.start["t0"]))
+    return Runtime(spark, spec, bus=bus)
+
+
+def _apps_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], spec: RunSpec,
+              progress: Callable[[str], None] | None) -> list[dict[str, Any]]:
+    """``--replicas apps``: check what needs the cluster (its workers), then hand over to the
+    coordinator (the spec refused what it cannot run)."""
     from reuse.runtime.apps.roles import check_apps
 
-    pol = (policy if isinstance(policy, Policy) else LIVE_MODES[policy] if policy is not None
-           else Policy.of(mode, merge))
-    if pol.engine != "inplace":
-        raise SparkRuntimeError(f"--replicas apps needs the shared query (--merge inplace), "
-                                f"not {pol.label}")
-    if resume is not None or split or source != "replay":
-        raise SparkRuntimeError("--replicas apps runs replayed sources, unsplit, and is not "
-                                "resumed with --resume (its coordinator restarts instances "
-                                "that die)")
     workers = None
-    if master.startswith("spark://"):
+    if spec.master.startswith("spark://"):
         from reuse.runtime.cluster import DEFAULT_DIR, pids
 
-        workers = sum(1 for r in pids(cluster_dir or DEFAULT_DIR) if r.startswith("worker"))
-    check_apps(k_safe, replicate_min_users, workers=workers)
+        workers = sum(1 for r in pids(spec.cluster_dir or DEFAULT_DIR)
+                      if r.startswith("worker"))
+    check_apps(spec.k_safe, spec.replicate_min_users, workers=workers)
     from reuse.runtime.apps.coordinator import apps_run
 
-    return apps_run(flows, ops, root=root, k_safe=k_safe,
-                    replicate_min_users=replicate_min_users, mode=pol.mode.value,
-                    master=master, workers=workers, **kwargs)
+    return apps_run(flows, ops, root=Path(spec.root),  # type: ignore[arg-type]
+                    k_safe=spec.k_safe, replicate_min_users=spec.replicate_min_users,
+                    mode=spec.policy.mode.value, match=spec.match, master=spec.master,
+                    workers=workers, rate=spec.rate, trigger_s=spec.trigger_s,
+                    pi_iterations=spec.pi_iterations, shards=spec.shards,
+                    max_events=spec.max_events, data_dir=spec.data_dir,
+                    step_seconds=spec.step_seconds, warmup_s=spec.warmup_s,
+                    check=spec.check, dead_s=spec.dead_s, progress=progress)
 
 
 def _reachable(broker: Any) -> None:
@@ -544,23 +470,6 @@ def _reachable(broker: Any) -> None:
         socket.create_connection((broker.host, broker.port), timeout=5).close()
     except OSError as exc:
         raise connect_error(broker, exc) from None
-
-
-def _local_cores(master: str) -> int | None:
-    """The shards the shared query gets by default on a ``local[N]`` master (``None``: not
-    known before the session starts).
-
-    >>> _local_cores("local[2]"), _local_cores("local"), _local_cores("spark://h:7077")
-    (2, 1, None)
-    """
-    import re
-
-    if master == "local":
-        return 1
-    m = re.fullmatch(r"local\[(\d+|\*)(,\d+)?\]", master)
-    if m is None:
-        return None
-    return os.cpu_count() or 1 if m.group(1) == "*" else int(m.group(1))
 
 
 def resume_run(root: str | os.PathLike[str], *, ui: bool = False,
@@ -585,25 +494,15 @@ def resume_run(root: str | os.PathLike[str], *, ui: bool = False,
                                 "coordinator died cannot be resumed", file=str(root))
     state = load_journal(Path(root))
     p = state.start
+    journal = str(Path(root) / JOURNAL)
+    spec = replace(RunSpec.from_journal(p, file=journal), ui=ui,
+                   cluster_dir=None if cluster_dir is None else Path(cluster_dir))
     try:
         flows = {f.id: f for f in (parse_dataflow(d) for d in p["flows"])}
         ops = [Op(o, d) for o, d in p["ops"]]
-        kwargs = {"policy": Policy.of(str(p["mode"]), "inplace"), "shards": int(p["shards"]),
-                  "max_events": int(p["max_events"]), "step_seconds": float(p["step_seconds"]),
-                  "master": str(p["master"]), "rate": float(p["rate"]),
-                  "trigger_s": float(p["trigger_s"]), "pi_iterations": int(p["pi_iterations"]),
-                  "defrag_every": int(p["defrag_every"]), "data_dir": str(p["data_dir"]),
-                  "check": bool(p["check"]), "k_safe": int(p.get("k_safe", 0)),
-                  "replicate_min_users": int(p.get("replicate_min_users", 2)),
-                  "source": str(p.get("source", "replay")),
-                  "match": str(p.get("match", "exact")),
-                  "split": bool(p.get("split", False)),
-                  "shared_disk": bool(p.get("shared_disk", True)),
-                  "stall_s": float(p.get("stall_s", 60.0))}
     except (KeyError, TypeError, ValueError) as exc:
         from reuse.core.errors import StateError
 
         raise StateError(f"start record is incomplete ({type(exc).__name__}: {exc})",
-                         file=str(Path(root) / JOURNAL)) from None
-    return live_run(flows, ops, root=root, ui=ui, cluster_dir=cluster_dir, warmup_s=0.0,
-                    progress=progress, resume=state, **kwargs)  # type: ignore[arg-type]
+                         file=journal) from None
+    return live_run(flows, ops, spec, progress=progress, resume=state)

@@ -28,8 +28,8 @@ def test_bus_max_events_reaches_live_run_and_lag_is_reported(
     trace.write_text(json.dumps({"ops": [{"op": "submit", "dag": "etl-sys"}]}))
     seen: dict[str, Any] = {}
 
-    def fake_live_run(flows: Any, ops: Any, **kw: Any) -> list[dict[str, Any]]:
-        seen.update(kw)
+    def fake_live_run(flows: Any, ops: Any, spec: Any, **kw: Any) -> list[dict[str, Any]]:
+        seen["spec"] = spec
         return [{"step": 1, "op": "submit", "dag": "etl-sys", "running_tasks": 7,
                  "paused_tasks": 0, "cores": 0.5, "lost": 0, "duplicated": 0,
                  "max_lag_events": 321, "throttled": 1}]
@@ -39,7 +39,7 @@ def test_bus_max_events_reaches_live_run_and_lag_is_reported(
     assert main(["run", "--dags", str(dags), "--trace", str(trace), "--merge", "partial",
                  "--bus-max-events", "500", "--out", str(out),
                  "--root", str(tmp_path / "run")]) == 0
-    assert seen["bus_max_events"] == 500
+    assert seen["spec"].bus_max_events == 500
     assert "max consumer lag 321 events" in capsys.readouterr().out
     row = next(csv.DictReader(out.open()))
     assert list(row) == CSV_COLUMNS

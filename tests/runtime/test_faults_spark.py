@@ -23,8 +23,10 @@ import pytest
 from reuse.core.paths import riotbench_dir
 from reuse.runtime.accounting import account, leaked_records
 from reuse.runtime.common.files import read_batches
+from reuse.runtime.engines.contract import Engine
 from reuse.runtime.engines.partial.engine import Runtime
 from reuse.runtime.engines.shared.engine import InplaceRuntime
+from reuse.runtime.spec import RunSpec
 from reuse.testing import journal_kinds, kill_workers_until_failure, rerun_outputs, riot_flows
 from reuse.workloads.riotbench import build_dataflows, write_dags
 
@@ -48,10 +50,11 @@ def test_killed_python_worker_is_recovered(spark: Any, tmp_path: Path, engine: s
     Reuse's partial queries restart by the same code."""
     flows = riot_flows("stats-sys", "clean-sys")
     t0 = int(time.time() * 1000) + 500
-    rt: Any = (InplaceRuntime(spark, tmp_path, mode="reuse", shards=2, rate=RATE, trigger_s=1.0,
-                              limit=LIMIT, t0_ms=t0) if engine == "shared" else
-               Runtime(spark, tmp_path, mode="default", rate=RATE, trigger_s=1.0, limit=LIMIT,
-                       t0_ms=t0))
+    rt: Engine = (InplaceRuntime(spark, RunSpec.of(root=tmp_path, shards=2, rate=RATE,
+                                                   trigger_s=1.0, limit=LIMIT), t0_ms=t0)
+                  if engine == "shared" else
+                  Runtime(spark, RunSpec.of(mode="default", merge="partial", root=tmp_path,
+                                            rate=RATE, trigger_s=1.0, limit=LIMIT), t0_ms=t0))
     killed: list[int] = []
     try:
         rt.start_sources(["SYS"])

@@ -252,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     from reuse.core.errors import ReuseError
     from reuse.runtime.engines.shared.engine import InplaceRuntime
     from reuse.runtime.session import get_session, stop_session
+    from reuse.runtime.spec import RunSpec
 
     args = sys.argv[1:] if argv is None else argv
     spec = InstanceSpec.from_dict(json.loads(Path(args[0]).read_text(encoding="utf-8")))
@@ -259,10 +260,14 @@ def main(argv: list[str] | None = None) -> int:
     spark = None
     try:
         spark = get_session(spec.master, extra=spec.conf)
-        engine = InplaceRuntime(spark, spec.root, mode=spec.mode, shards=spec.shards,
-                                rate=spec.rate, trigger_s=spec.trigger_s,
-                                pi_iterations=spec.pi_iterations, data_dir=spec.data_dir,
-                                t0_ms=spec.t0, max_events=spec.max_events, match=spec.match,
+        # one copy of the run: its own shards hold no replica (the K+1 applications are the
+        # copies), its cuts and ranges come from the journal it follows
+        run = RunSpec.of(mode=spec.mode, root=Path(spec.root), shards=spec.shards,
+                         rate=spec.rate, trigger_s=spec.trigger_s, master=spec.master,
+                         pi_iterations=spec.pi_iterations,
+                         data_dir=None if spec.data_dir is None else Path(spec.data_dir),
+                         max_events=spec.max_events, match=spec.match)
+        engine = InplaceRuntime(spark, run, t0_ms=spec.t0,
                                 follow=str(Path(spec.root) / "ckpt" / "shared" / "ready"))
         follower = Follower(engine, spec, flows)
         engine.hooks = follower

@@ -33,6 +33,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from reuse.runtime.common.ledger import LedgerDag, LedgerTask
+
 if TYPE_CHECKING:
     from reuse.runtime.common.planners import Removal
 
@@ -41,7 +43,7 @@ __all__ = ["record_replan", "sink_segments", "current_sinks", "ledger_removal"]
 Segment = tuple[str, int, int | None]
 
 
-def record_replan(info: dict[str, Any], cut: int, sinks: Mapping[str, str]) -> None:
+def record_replan(info: LedgerDag, cut: int, sinks: Mapping[str, str]) -> None:
     """Note in a dataflow's ledger entry that its sinks are ``sinks`` from ``cut`` on (a sink
     whose running task did not change gets no new segment)."""
     hist = info.setdefault("sink_history",
@@ -68,7 +70,7 @@ def current_sinks(info: Mapping[str, Any]) -> dict[str, str]:
     return {s: segs[-1][0] for s, segs in sink_segments(info).items()}
 
 
-def ledger_removal(tasks: dict[str, dict[str, Any]], dags: dict[str, dict[str, Any]],
+def ledger_removal(tasks: dict[str, LedgerTask], dags: dict[str, LedgerDag],
                    removal: Removal, cut: int) -> None:
     """A remove at cut ``R`` in a run's ledger (``tasks``, ``dags``, as the shared engine
     keeps them): the stopped tasks end at ``R``, the removed incarnation's window ends at

@@ -80,7 +80,7 @@ def test_parameters_it_cannot_run_are_one_line_errors(k: Any, u: Any, workers: A
 @pytest.mark.parametrize(("extra", "message"), [
     (["--k-safe", "0", "--replicas", "apps"], "--replicas apps needs --k-safe K >= 1"),
     (["--k-safe", "1", "--replicas", "apps", "--replicate-min-users", "0"],
-     "U must be an integer >= 1"),
+     "--replicate-min-users must be an integer >= 1"),
     (["--k-safe", "1", "--replicas", "apps", "--merge", "partial"],
      "needs the shared query"),
     (["--k-safe", "1", "--replicas", "apps", "--split"], "unsplit"),

@@ -24,6 +24,7 @@ import pytest
 
 from reuse.runtime.accounting import account, leaked_records, observed_records
 from reuse.runtime.engines.partial.engine import Runtime
+from reuse.runtime.spec import RunSpec
 from reuse.testing import riot_flows
 
 pytestmark = pytest.mark.spark
@@ -81,9 +82,10 @@ def _released(rows: list[dict[str, Any]], topic: str) -> bool:
 def run(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("backpressure")
     flows = riot_flows(*(d for d, _ in STEPS))
-    rt = Runtime(spark, root, mode="reuse", merge="partial", rate=RATE, trigger_s=1.0,
-                 limit=LIMIT, t0_ms=int(time.time() * 1000) + 500, retention_s=2.0,
-                 max_events_per_trigger=MAX_EVENTS, lag_high=LAG_HIGH, lag_low=LAG_LOW)
+    rt = Runtime(spark, RunSpec.of(merge="partial", root=root, rate=RATE, trigger_s=1.0,
+                                   limit=LIMIT, bus_max_events=MAX_EVENTS),
+                 t0_ms=int(time.time() * 1000) + 500, retention_s=2.0, lag_high=LAG_HIGH,
+                 lag_low=LAG_LOW)
     info = {}
     try:
         rt.start_sources(["SYS"])

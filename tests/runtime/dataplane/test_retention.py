@@ -15,6 +15,7 @@ from reuse.runtime.dataplane.frames import encode_frame
 from reuse.runtime.dataplane.retention import BusUpkeep
 from reuse.runtime.engines.partial.engine import Runtime
 from reuse.runtime.engines.partial.queries import QueryInfo
+from reuse.runtime.spec import RunSpec
 
 SRC = "src:SYS"
 
@@ -47,7 +48,10 @@ def _query(rt: Runtime, name: str, start: dict[str, str], status: str = "running
 
 
 def _runtime(tmp_path: Path, **kw: Any) -> Runtime:
-    return Runtime(None, tmp_path, rate=10.0, trigger_s=1.0, **kw)  # type: ignore[arg-type]
+    bus_max = kw.pop("max_events_per_trigger", None)
+    spec = RunSpec.of(merge="partial", root=tmp_path, rate=10.0, trigger_s=1.0,
+                      bus_max_events=bus_max)
+    return Runtime(None, spec, **kw)  # type: ignore[arg-type]
 
 
 def test_retention_respects_running_draining_and_new_consumers(tmp_path: Path) -> None:

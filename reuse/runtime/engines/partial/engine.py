@@ -48,7 +48,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,12 +57,14 @@ from reuse.core.paths import riotbench_dir
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.common.execution import emitted_bound, parents_first, task_kind
 from reuse.runtime.common.files import write_json
+from reuse.runtime.common.ledger import LedgerDag, TaskOptions
 from reuse.runtime.common.planners import Planner, make_planner, private_stream, source_stream
-from reuse.runtime.common.policy import Merge, Mode, Policy, Unmerge
+from reuse.runtime.common.policy import Merge, Mode, Unmerge
 from reuse.runtime.common.recovery import Failures, start_with_retries
 from reuse.runtime.dataplane.bus import Bus, FileBus
 from reuse.runtime.dataplane.flow_control import Limits, default_max_events
 from reuse.runtime.dataplane.retention import BusUpkeep
+from reuse.runtime.engines.contract import Counts, JournalOp, Ledger, RemoveResult, SubmitResult
 from reuse.runtime.engines.partial.dag import PartialHandler
 from reuse.runtime.engines.partial.queries import (
     QueryInfo,
@@ -79,6 +81,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
+    from reuse.runtime.spec import RunSpec
+
 __all__ = ["Runtime"]
 
 
@@ -86,65 +90,40 @@ __all__ = ["Runtime"]
 class Runtime(QueryUpkeep):
     """Live Spark enactment of submits and removes.
 
-    Parameters
-    ----------
-    spark
-        The session (see :func:`reuse.runtime.session.get_session`).
-    root
-        Run directory: bus topics (file bus), control files, checkpoints, sink records, ledger.
-    mode
-        ``"reuse"`` (merge through :class:`~reuse.core.manager.Manager`) or ``"default"`` (every DAG
-        its own query, no sharing: the paper's baseline).
-    match
-        What Reuse merges by, ``"exact"`` or ``"semantic"`` (as for
-        :class:`~reuse.runtime.engines.shared.engine.InplaceRuntime`).
-    sources
-        Default's sources: ``"private"`` (``None``; the paper's baseline: each dataflow replays
-        its own) or ``"shared"`` (one replay per source stream, as Reuse). Reuse ignores it.
-    unmerge
-        ``"pause"`` (paper), ``"stop"`` or ``"lazy"`` (stop what has no live task left, pause
-        the rest until its query's next hand-over).
-    merge
-        ``"partial"`` (paper): a merge launches the new tasks as their own query, reading the
-        reused tasks' outputs from the bus; no running query is touched. ``"relaunch"``: a merge
-        that reuses tasks of running queries hands those queries over, at a future cut, to one
-        query holding their live tasks and the new ones (paused tasks are dropped on the way).
-        A running DAG then stays one query with no bus hop inside it, at the price of a pause
-        in its outputs while the hand-over happens (measured by ``benchmarks/runtime_merge.py``).
-    rate
-        Events per second per source.
-    trigger_s
-        Micro-batch trigger interval of every query.
-    bus
-        The bus (default: :class:`FileBus` under ``root``).
-    t0_ms
-        Nominal emit time of ``seq`` 0 of every source (default: now).
-    limit
-        Sources emit ``seq < limit`` only (tests; ``None`` = forever).
-    max_events_per_trigger
-        Events per topic a lagging (throttled) partial query admits per micro-batch (default:
-        ten triggers' worth of one source times the parse fan-out allowance,
-        :func:`~reuse.runtime.dataplane.flow_control.default_max_events`; ``0``: no bound and no
-        throttling).
-    lag_high, lag_low
-        The lag watermarks (events) of every partial query's reader: throttled above
-        ``lag_high`` until below ``lag_low`` (default: twice and half the read limit).
-    retention_s
-        Seconds between retention passes in :meth:`poll` (``0``: topics are never truncated).
+    Configured by one :class:`~reuse.runtime.spec.RunSpec` (checked when it was built), of
+    which it reads ``root`` (the run directory: bus topics with the file bus, control files,
+    checkpoints, sink records, ledger), the policy (``mode``: merge through the manager, or
+    every DAG its own query, the paper's baseline; ``merge``: ``partial``, the paper's, where a
+    merge launches the new tasks as their own query reading the reused tasks' outputs from the
+    bus, or ``relaunch``, where a merge that reuses tasks of running queries hands them over at
+    a future cut to one query holding their live tasks and the new ones, a pause in its outputs
+    measured by ``benchmarks/runtime_merge.py``; ``unmerge``: ``pause``, the paper's, ``stop``
+    or ``lazy``; Default's ``sources``: ``private``, each dataflow replaying its own, or
+    ``shared``), ``match``, ``rate``, ``trigger_s``, ``limit``, ``data_dir``,
+    ``pi_iterations``, ``record`` and ``bus_max_events`` (events per topic a lagging,
+    throttled, partial query admits per micro-batch; default ten triggers' worth of one source
+    times the parse fan-out allowance, :func:`~reuse.runtime.dataplane.flow_control.default_max_events`;
+    ``0``: no bound and no throttling).
+
+    Besides the spec: ``bus`` (the bus object, default a :class:`FileBus` under ``root``),
+    ``t0_ms`` (the nominal emit time of ``seq`` 0, default now) and the engine's own tuning,
+    which no user sets: ``cut_margin_s``, ``lag_high`` and ``lag_low`` (the readers' lag
+    watermarks in events: throttled above ``lag_high`` until below ``lag_low``; default twice
+    and half the read limit) and ``retention_s`` (seconds between retention passes in
+    :meth:`poll`; ``0``: topics are never truncated).
     """
 
-    def __init__(self, spark: SparkSession, root: str | Path, *, mode: str = "reuse",
-                 unmerge: str = "pause", merge: str = "partial", rate: float = 10.0, trigger_s: float = 2.0,
-                 data_dir: str | None = None, pi_iterations: int = 1600,
-                 bus: Bus | None = None, t0_ms: int | None = None, limit: int | None = None,
-                 record: str = "digest", cut_margin_s: float = 1.0,
-                 sources: str | None = None, max_events_per_trigger: int | None = None,
+    def __init__(self, spark: SparkSession, spec: RunSpec, *, bus: Bus | None = None,
+                 t0_ms: int | None = None, cut_margin_s: float = 1.0,
                  lag_high: int | None = None, lag_low: int | None = None,
-                 retention_s: float = 10.0, match: str = "exact") -> None:
-        self.policy = Policy.of(mode, merge, unmerge, sources)
-        if self.policy.engine != "queries":
-            raise SparkRuntimeError("merge 'inplace' runs on the shared-query engine "
-                                    "(reuse.runtime.engines.shared.engine.InplaceRuntime)")
+                 retention_s: float = 10.0) -> None:
+        if spec.engine != "queries" or spec.root is None:
+            raise SparkRuntimeError(f"the query-per-DAG engine runs a spec with --merge partial "
+                                    f"or relaunch and a run directory, not {spec.policy.label} "
+                                    f"in {spec.root}")
+        self.spec = spec
+        self.policy = spec.policy
+        match, limit = spec.match, spec.limit
         # Reuse or Default: what a submit or remove means in runtime tasks (fresh ids, one
         # incarnation per submission: see reuse.runtime.common.planners); Reuse merges by the
         # match policy (exact or semantic), Default refuses any but exact
@@ -152,13 +131,14 @@ class Runtime(QueryUpkeep):
         self.match = match
         self.merge = self.policy.merge.value
         self.spark = spark
-        self.root = Path(root).resolve()  # executors write here: not relative to their cwd
+        self.root = Path(spec.root).resolve()  # executors write here: not relative to cwd
         self.root.mkdir(parents=True, exist_ok=True)
         self.mode, self.unmerge = self.policy.mode.value, self.policy.unmerge.value
-        self.rate, self.trigger_s = float(rate), float(trigger_s)
-        self.data_dir = str(riotbench_dir(data_dir))
-        self.opts = {"data_dir": self.data_dir, "pi_iterations": int(pi_iterations),
-                     "record": record, "limit": limit}
+        self.rate, self.trigger_s = spec.rate, spec.trigger_s
+        self.data_dir = str(riotbench_dir(spec.data_dir))
+        self.opts: TaskOptions = {"data_dir": self.data_dir, "pi_iterations": spec.pi_iterations,
+                                  "record": spec.record, "limit": limit}
+        self.source = "replay"  # replayed sources only: --source needs the shared query
         self.bus = bus or FileBus(self.root)
         self.t0 = int(t0_ms if t0_ms is not None else time.time() * 1000)
         self.limit = limit
@@ -166,17 +146,21 @@ class Runtime(QueryUpkeep):
         self.tasks: dict[str, TaskInfo] = {}
         # one entry per *incarnation* of a submitted DAG (a random walk may submit a DAG again
         # after removing it)
-        self.dags: dict[str, dict[str, Any]] = {}
+        self.dags: dict[str, LedgerDag] = {}
         self.queries: dict[str, QueryInfo] = {}
         self.sources: dict[str, str] = {}  # stream name -> query name
         self.log: list[dict[str, Any]] = []
         self._launch = 0
-        n = (default_max_events(self.rate, self.trigger_s) if max_events_per_trigger is None
-             else int(max_events_per_trigger))
+        n = (default_max_events(self.rate, self.trigger_s) if spec.bus_max_events is None
+             else spec.bus_max_events)
         self.limits = Limits(n, lag_high, lag_low) if n > 0 else Limits(None)
         self.upkeep = BusUpkeep(self.bus, self.root, retention_s=retention_s)
         # restarts from checkpoints, and when to give up (reuse.runtime.common.recovery)
         self.failures = Failures()
+        #: called as ``on_op(op, dag, cut)`` once an operation's cut is known: a remove's before
+        #: any query changes, a submit's once its queries launched (no journal drives it today)
+        self.on_op: Callable[[str, str, int], None] | None = None
+        self.start_seq = 0  # the first seq the sources emit (set when they start)
 
     # --- clock and cuts ------------------------------------------------------------------------
 
@@ -211,6 +195,8 @@ class Runtime(QueryUpkeep):
         name = f"src{self._launch}-{short_name(owner or streams[0][0])}"
         handler = SourceHandler(self.bus, self._launch)
         start = max(0, self.bound() + 1)
+        if not self.queries:
+            self.start_seq = start
         opts = {"streams": json.dumps(streams), "t0": str(self.t0), "rate": str(self.rate),
                 "start": str(start), "data_dir": self.data_dir,
                 "limit": str(self.limit if self.limit is not None else -1)}
@@ -346,7 +332,7 @@ class Runtime(QueryUpkeep):
 
     # --- submit / remove -----------------------------------------------------------------------
 
-    def submit(self, flow: Dataflow, *, at: int | None = None) -> dict[str, Any]:
+    def submit(self, flow: Dataflow, *, at: int | None = None) -> SubmitResult:
         """Merge (Reuse) or deploy (Default) a dataflow; returns what was done.
 
         ``at``: the join point (a ``seq`` still in the future); default: the next one emitted.
@@ -383,6 +369,8 @@ class Runtime(QueryUpkeep):
             join = self._launch_partial(partial, label=flow.id, at=at, record=leaves)
         else:
             join = self._future(at, 0)
+        if self.on_op is not None:  # here the cut is known only once the queries launched
+            self.on_op("submit", flow.id, join)
         self.dags[inst] = {"dag": flow.id, "J": join, "R": None, "sinks": sinks,
                               "tasks": [rid for rid, *_ in new], "reused": reused}
         took = time.time() - t_start
@@ -391,13 +379,15 @@ class Runtime(QueryUpkeep):
         return {"dag": flow.id, "J": join, "started": [r for r, *_ in new], "reused": reused,
                 "sinks": sinks, "seconds": took}
 
-    def remove(self, dag_id: str, *, at: int | None = None) -> dict[str, Any]:
+    def remove(self, dag_id: str, *, at: int | None = None) -> RemoveResult:
         """Unmerge (Reuse) or undeploy (Default) a dataflow with end cut ``R`` (future)."""
         t_start = time.time()
         removal = self.planner.remove(dag_id)
         inst = removal.instance
         stop = list(removal.stop)
         cut = self._future(at, self.cut_margin)
+        if self.on_op is not None:
+            self.on_op("remove", dag_id, cut)
         self.dags[inst]["R"] = cut
         self._end_tasks([t for t in stop if self.tasks[t].kind != "source"], cut, dag_id)
         for t in stop:
@@ -410,7 +400,9 @@ class Runtime(QueryUpkeep):
         took = time.time() - t_start
         self.log.append({"event": "remove", "dag": dag_id, "R": cut, "stopped": len(stop),
                          "s": took, "ms": time.time() * 1000})
-        return {"dag": dag_id, "R": cut, "stop": stop, "seconds": took}
+        # this engine never re-plans a remove (issue 36 is the shared query's): none started
+        return {"dag": dag_id, "R": cut, "stop": stop, "started": [], "replanned": {},
+                "seconds": took}
 
     def _end_tasks(self, stop: list[str], cut: int, label: str) -> None:
         by_query: dict[str, list[str]] = {}
@@ -553,9 +545,27 @@ class Runtime(QueryUpkeep):
                            attempts=self.failures.max_restarts, log=self.log)
         self.log.append({"event": "restart", "query": qi.name, "ms": time.time() * 1000})
 
+    # --- the contract's uniform answers (reuse.runtime.engines.contract) ----------------------
+
+    def arrival_rate(self) -> float:
+        """Source ``seq`` per second: replayed sources only, so ``rate``."""
+        return self.rate
+
+    def malformed(self) -> int | None:
+        """Replayed sources only: no broker, no malformed message (``None``)."""
+        return None
+
+    def replay(self, ops: Iterable[JournalOp], flows: Mapping[str, Dataflow], *,
+               start_seq: int) -> None:
+        """A query-per-DAG run is not journaled, so a dead driver's run cannot be rebuilt:
+        ``reuse run --resume`` is the shared query's (``RunSpec.check_resumable`` refuses it
+        before this is reached)."""
+        raise SparkRuntimeError(f"{self.policy.label}: a query-per-DAG run cannot be resumed "
+                                "(use --merge inplace)")
+
     # --- reporting -----------------------------------------------------------------------------
 
-    def counts(self) -> dict[str, int]:
+    def counts(self) -> Counts:
         """Running / paused tasks and active queries now (sources count as queries, not tasks)."""
         active = {qn for qn, qi in self.queries.items() if qi.status != "stopped"}
         running = paused = 0
@@ -566,12 +576,16 @@ class Runtime(QueryUpkeep):
                 running += 1
             else:
                 paused += 1
-        return {"running_tasks": running, "paused_tasks": paused, "queries": len(active)}
+        # a query per partial DAG cannot hold a replica (--k-safe needs the shared query)
+        return {"running_tasks": running, "paused_tasks": paused, "queries": len(active),
+                "replica_tasks": 0}
 
-    def ledger(self) -> dict[str, Any]:
+    def ledger(self) -> Ledger:
         """Everything the accounting needs to recompute the expected outputs of the run."""
         return {
-            "mode": self.mode, "match": self.match, "unmerge": self.unmerge, "sources": "private" if self.policy.private_sources else "shared",
+            "engine": "queries", "mode": self.mode, "match": self.match, "merge": self.merge,
+            "unmerge": self.unmerge, "source": {"kind": "replay"}, "replicas": {},
+            "sources": "private" if self.policy.private_sources else "shared",
             "t0": self.t0, "rate": self.rate,
             "limit": self.limit, "data_dir": self.data_dir, "opts": self.opts,
             "tasks": {t.id: {"type": t.type, "config": t.config, "parents": list(t.parents),

@@ -161,8 +161,13 @@ class QueryUpkeep:
                         return True
         return False
 
-    def qhw(self, qname: str) -> int:
-        """High-water mark of a query: every source event ``<=`` it is fully processed."""
+    def qhw(self, qname: str | None = None) -> int:
+        """High-water mark of a query: every source event ``<=`` it is fully processed. With
+        no ``qname``, of the whole engine: the lowest over its live partial queries (``-1``:
+        none)."""
+        if qname is None:
+            return min((self.qhw(qn) for qn, qi in self.queries.items()
+                        if qi.kind == "partial" and qi.status != "stopped"), default=-1)
         qi = self.queries[qname]
         if qi.kind == "source":
             h = qi.handler

@@ -54,6 +54,7 @@ from typing import Any
 
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.common.execution import parents_first
+from reuse.runtime.common.ledger import LedgerReplica
 from reuse.runtime.common.planners import NewTask, Placement, Removal
 
 __all__ = ["DeployedTask", "Start", "End", "Move", "Free", "Replicate", "Action", "Epoch",
@@ -178,7 +179,7 @@ class Deployment:
         self.margin = 0.05
         #: every replica ever deployed: ``{"of", "level", "start", "end"}`` (freed ones too),
         #: the windows its outputs are checked against
-        self.replica_log: dict[str, dict[str, Any]] = {}
+        self.replica_log: dict[str, LedgerReplica] = {}
 
     # --- queries -----------------------------------------------------------------------------
 

@@ -64,11 +64,21 @@ from reuse.runtime import SparkRuntimeError
 from reuse.runtime.common.execution import emitted_bound
 from reuse.runtime.common.files import write_json, write_records
 from reuse.runtime.common.planners import Planner, make_planner, stream_events_name
-from reuse.runtime.common.policy import Policy
 from reuse.runtime.common.recovery import Failures, start_with_retries
 from reuse.runtime.common.sink_history import ledger_removal, sink_segments
 from reuse.runtime.common.states import BatchStates
 from reuse.runtime.common.waiting import wait_progress
+from reuse.runtime.engines.contract import (
+    Counts,
+    JournalOp,
+    Ledger,
+    LedgerDag,
+    LedgerSource,
+    LedgerTask,
+    RemoveResult,
+    SubmitResult,
+    TaskOptions,
+)
 from reuse.runtime.engines.shared.deploy import Deployment, Epoch
 from reuse.runtime.engines.shared.shard import absorber, seed_handovers, seed_replicas
 from reuse.runtime.engines.shared.split import SplitPlan
@@ -88,6 +98,7 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming import StreamingQuery
 
     from reuse.runtime.engines.shared.broker_input import BrokerInput
+    from reuse.runtime.spec import RunSpec
 
 __all__ = ["BatchHooks", "InplaceRuntime", "ShardHandler"]
 
@@ -96,7 +107,7 @@ QUERY = "shared"
 
 # --- one batch ---------------------------------------------------------------------------------
 
-def _worker(epoch: Epoch, states: dict[str, Any], opts: dict[str, Any], t0: int, rate: float,
+def _worker(epoch: Epoch, states: dict[str, Any], opts: TaskOptions, t0: int, rate: float,
             sinks_dir: str | None, key: str, feed: dict[str, str] | None = None,
             cursors: dict[str, str] | None = None,
             ) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
@@ -332,48 +343,32 @@ class InplaceRuntime:
     The same calls as :class:`reuse.runtime.engines.partial.engine.Runtime` (``submit``, ``remove``, ``poll``,
     ``counts``, ``ledger``...), so :func:`reuse.runtime.run.run_trace` drives either.
 
-    Parameters
-    ----------
-    spark
-        The session.
-    root
-        Run directory: checkpoint, task states, sink records, ``batches.jsonl``, ledger.
-    mode
-        ``"reuse"`` or ``"default"`` (see :class:`~reuse.runtime.common.planners.DefaultPlanner`).
-    match
-        What Reuse merges by: ``"exact"`` (the paper's) or ``"semantic"`` (canonical configs,
-        order-free inputs, containment rewrites: :mod:`reuse.tasks.matching`). A residual task
-        is an ordinary task reading its wide task, so the engine runs a rewritten plan as it
-        runs any merge (see :func:`~reuse.runtime.common.planners.make_planner`).
-    shards
-        Partitions of the shared query (default: the cores Spark has, ``defaultParallelism``).
-    rate, trigger_s, t0_ms, limit, data_dir, pi_iterations, record
-        As for :class:`~reuse.runtime.engines.partial.engine.Runtime`.
-    max_events
-        At most this many source ``seq`` per batch (0: no bound). Default: on replay, two
-        triggers' worth, so a backlog is worked off in batches of bounded size instead of ever
-        larger ones; broker-fed, no bound: each batch claims what has arrived, whatever the
-        publishers' rate (``rate`` is then not used for pacing).
-    rebalance_s
-        How often :meth:`poll` rebalances the shards by the tasks' measured CPU (0: never).
-    k_safe, replicate_min_users
-        k-safety (issue 13): every live task used by at least ``replicate_min_users``
-        dataflows runs ``k_safe`` more times, as replicas in other shards (see
-        :mod:`reuse.runtime.engines.shared.deploy`); needs ``k_safe + 1`` shards. A replicated sink's
-        consumers read the union of its copies' records, de-duplicated by ``(seq, digest)``.
+    Configured by one :class:`~reuse.runtime.spec.RunSpec` (checked when it was built: this
+    engine checks nothing the spec checks), of which it reads ``root`` (the run directory:
+    checkpoint, task states, sink records, ``batches.jsonl``, ledger), the policy's mode,
+    ``match`` (a residual task is an ordinary task reading its wide task, so the engine runs a
+    semantic plan as it runs any merge), ``shards`` (default: the cores Spark has),
+    ``rate``, ``trigger_s``, ``limit``, ``data_dir``, ``pi_iterations``, ``record``,
+    ``batch_max_events`` (a bound on a batch's source ``seq``, so a replayed backlog is worked
+    off in batches of bounded size; broker-fed, none), ``rebalance_s``, ``k_safe`` and
+    ``replicate_min_users`` (issue 13: every live task used by at least that many dataflows
+    runs ``k_safe`` more times, as replicas in other shards, see
+    :mod:`reuse.runtime.engines.shared.deploy`), ``source``, ``first_message_s``,
+    ``stall_s``, ``split`` and ``shared_disk``.
+
+    What is not a setting but a moment of the run's life: ``t0_ms`` (the nominal emit time of
+    ``seq`` 0; a resumed run keeps its dead driver's), ``follow`` (an instance of a run across
+    applications: its ready file) and ``bus_url`` (a broker-fed run's bus, when not its own).
     """
 
-    def __init__(self, spark: SparkSession, root: str | Path, *, mode: str = "reuse",
-                 shards: int | None = None, rate: float = 10.0, trigger_s: float = 2.0,
-                 data_dir: str | None = None, pi_iterations: int = 1600,
-                 t0_ms: int | None = None, limit: int | None = None, record: str = "digest",
-                 max_events: int | None = None, rebalance_s: float = 10.0,
-                 k_safe: int = 0, replicate_min_users: int = 2, source: str = "replay",
-                 bus_url: str | None = None, first_message_s: float = 30.0,
-                 stall_s: float = 30.0, match: str = "exact", split: bool = False,
-                 shared_disk: bool = True, follow: str | None = None,
-                 **_ignored: Any) -> None:
-        self.policy = Policy.of(mode, "inplace")
+    def __init__(self, spark: SparkSession, spec: RunSpec, *, t0_ms: int | None = None,
+                 follow: str | None = None, bus_url: str | None = None) -> None:
+        if spec.engine != "inplace" or spec.root is None:
+            raise SparkRuntimeError(f"the shared query runs a spec with --merge inplace and a "
+                                    f"run directory, not {spec.policy.label} in {spec.root}")
+        self.spec = spec
+        split, source, match = spec.split, spec.source, spec.match
+        self.policy = spec.policy
         # Reuse merges by the match policy (exact, or semantic: issue 25); Default refuses any
         # but exact. Built first, so a bad choice fails before anything is made. A remove may
         # re-plan (issue 36) only where this engine enacts the hand-over: unsplit, and not as
@@ -384,34 +379,33 @@ class InplaceRuntime:
         self.match = match
         self.mode, self.merge, self.unmerge = (self.policy.mode.value, "inplace", "free")
         self.spark = spark
-        self.root = Path(root).resolve()  # executors write here: not relative to their cwd
+        self.root = Path(spec.root).resolve()  # executors write here: not relative to cwd
         self.root.mkdir(parents=True, exist_ok=True)
-        self.rate, self.trigger_s = float(rate), float(trigger_s)
-        self.data_dir = str(riotbench_dir(data_dir))
-        self.opts = {"data_dir": self.data_dir, "pi_iterations": int(pi_iterations),
-                     "record": record, "limit": limit}
+        self.rate, self.trigger_s = spec.rate, spec.trigger_s
+        self.data_dir = str(riotbench_dir(spec.data_dir))
+        self.opts: TaskOptions = {"data_dir": self.data_dir, "pi_iterations": spec.pi_iterations,
+                                  "record": spec.record, "limit": spec.limit}
         self.t0 = int(t0_ms if t0_ms is not None else time.time() * 1000)
         # issue 22: with no disk shared with the executors, Spark ships the replay data to
         # each executor and brings the sink records back to the driver, which writes them
-        self.shared_disk = bool(shared_disk)
+        self.shared_disk = spec.shared_disk
         # issue 24: an instance of a run replicated across applications takes its ranges from
         # the file its follower writes (``follow``), its cuts from the journal, and publishes
         # its sink records itself, so they come back to the driver
         self.follow = follow
-        self.sinks_dir: str | None = (str(self.root / "sinks") if shared_disk and not follow
+        self.sinks_dir: str | None = (str(self.root / "sinks") if spec.shared_disk and not follow
                                       else None)
         #: per-batch calls of an instance (:class:`reuse.runtime.apps.instance.Follower`)
         self.hooks: BatchHooks | None = None
-        if not shared_disk:
+        if not spec.shared_disk:
             self.opts["data_file"] = ship_data(spark, self.data_dir, self.root)
-        self.limit = limit
+        self.limit = spec.limit
         # a broker-fed run claims whatever has arrived (issue 36): its rate is the stream's,
         # not one the user guessed; a replay bounds a backlog's batches at two triggers' worth
-        self.max_events = (int(max_events) if max_events is not None
-                           else 0 if source != "replay"
-                           else max(1, round(2 * self.rate * self.trigger_s)))
-        n = shards if shards is not None else int(spark.sparkContext.defaultParallelism)
-        self.k_safe, self.min_users = int(k_safe), int(replicate_min_users)
+        self.max_events = spec.batch_max_events
+        n = (spec.shards if spec.shards is not None
+             else int(spark.sparkContext.defaultParallelism))
+        self.k_safe, self.min_users = spec.k_safe, spec.replicate_min_users
         if self.k_safe:
             try:
                 check_parameters(n, self.k_safe, self.min_users)
@@ -425,27 +419,18 @@ class InplaceRuntime:
         # issue 22: every running DAG split over the shards (key ranges and stages), instead of
         # each running DAG whole in one shard
         self.split = bool(split)
-        if self.split and self.k_safe:
-            raise SparkRuntimeError("--split and --k-safe cannot be combined yet (replicas are "
-                                    "placed per running DAG)", task=QUERY)
-        if self.split and follow:
-            raise SparkRuntimeError("--split cannot be combined with --replicas apps yet",
-                                    task=QUERY)
-        if self.split and source != "replay":
-            raise SparkRuntimeError("--split runs replayed sources only (a broker-fed source's "
-                                    "cursors are kept per shard)", task=QUERY)
         self.layouts = LayoutLog(self.root / "ckpt" / QUERY / "layout")
         self.layout = SplitLayout.even(n)
         self._plans: dict[tuple[int, SplitLayout], SplitPlan] = {}
         self._split_tasks: list[dict[str, Any]] = []
         self.range_cpu: dict[int, float] = {}
         self.group_cpu: dict[str, float] = {}
-        self.rebalance_s = float(rebalance_s)
+        self.rebalance_s = spec.rebalance_s
         self._balanced_at = time.time()
         self.shards = n
         self.lock = threading.RLock()
-        self.tasks: dict[str, dict[str, Any]] = {}
-        self.dags: dict[str, dict[str, Any]] = {}
+        self.tasks: dict[str, LedgerTask] = {}
+        self.dags: dict[str, LedgerDag] = {}
         self.sources: dict[str, str] = {}  # source stream -> "shared" (generated in the shards)
         self.log: list[dict[str, Any]] = []
         self.launch = 1
@@ -466,7 +451,8 @@ class InplaceRuntime:
             self.broker = BrokerInput(self.root, source, needed=self._needed,
                                       outputs=self._outputs, bus_url=bus_url,
                                       tick_s=min(0.2, self.trigger_s / 4),
-                                      first_message_s=first_message_s, stall_s=stall_s)
+                                      first_message_s=spec.first_message_s,
+                                      stall_s=spec.stall_s)
 
     def _outputs(self) -> dict[str, list[tuple[str, str, int, int | None]]]:
         """Running sink task -> ``(dataflow, sink, J, R)`` for every dataflow it computes a
@@ -652,7 +638,7 @@ class InplaceRuntime:
         self.start_seq = int(start_seq)
         self._start_query()
 
-    def replay(self, ops: Iterable[dict[str, Any]], flows: dict[str, Dataflow], *,
+    def replay(self, ops: Iterable[JournalOp], flows: Mapping[str, Dataflow], *,
                start_seq: int) -> None:
         """Rebuild a dead driver's engine: enact the journaled operations at their recorded
         cuts (``{"op", "dag", "cut"}``, in order; the planners give the same runtime ids), then
@@ -694,7 +680,7 @@ class InplaceRuntime:
 
     # --- submit / remove ---------------------------------------------------------------------------
 
-    def submit(self, flow: Dataflow, *, at: int | None = None) -> dict[str, Any]:
+    def submit(self, flow: Dataflow, *, at: int | None = None) -> SubmitResult:
         """Merge (Reuse) or deploy (Default) a dataflow; its join point ``J`` is the next cut."""
         t_start = time.time()
         self._ensure_query()
@@ -727,7 +713,7 @@ class InplaceRuntime:
                 "reused": list(placement.reused), "sinks": dict(placement.sinks),
                 "seconds": took}
 
-    def remove(self, dag_id: str, *, at: int | None = None) -> dict[str, Any]:
+    def remove(self, dag_id: str, *, at: int | None = None) -> RemoveResult:
         """Unmerge (Reuse) or undeploy (Default) with end cut ``R``; the tasks it stops are
         freed once every batch starts past ``R``."""
         t_start = time.time()
@@ -738,7 +724,8 @@ class InplaceRuntime:
                 self.on_op("remove", dag_id, cut)
             kinds = {t.id: t.kind for t in removal.start}
             leaves = {r for m in removal.sinks.values() for r in m.values()
-                      if kinds.get(r, self.tasks.get(r, {}).get("kind")) == "task"}
+                      if (kinds[r] if r in kinds else self.tasks[r]["kind"] if r in self.tasks
+                          else None) == "task"}
             actions = self.deployment.end(removal, cut, record=leaves)
             actions += self._replicate(cut)
             # the stopped tasks end, a re-plan's (issue 36) start with what they continue
@@ -828,9 +815,20 @@ class InplaceRuntime:
     def wait_stopped(self, timeout_s: float = 120.0) -> None:
         """Nothing drains on this engine: removed tasks are freed at their cut."""
 
+    def take_lag(self) -> tuple[int | None, int | None]:
+        """No bus, so no consumer lag and nothing throttled: ``(None, None)``."""
+        return None, None
+
+    def malformed(self) -> int | None:
+        """Malformed messages received so far over every broker topic (``None``: replay);
+        per topic they are in the ledger (``source.counts``)."""
+        if self.broker is None:
+            return None
+        return sum(c.malformed for c in self.broker.counts().values())
+
     # --- reporting ---------------------------------------------------------------------------------
 
-    def counts(self) -> dict[str, int]:
+    def counts(self) -> Counts:
         """Live tasks (sources count as generated streams, not tasks); never any paused."""
         live = sum(1 for t in self.deployment.tasks.values()
                    if t.end is None and t.kind != "source" and t.replica_of is None)
@@ -840,8 +838,8 @@ class InplaceRuntime:
         return {"running_tasks": live, "paused_tasks": 0, "queries": active,
                 "replica_tasks": replicas}
 
-    def ledger(self) -> dict[str, Any]:
-        source: dict[str, Any] = {"kind": "replay"}
+    def ledger(self) -> Ledger:
+        source: LedgerSource = {"kind": "replay"}
         if self.broker is not None:
             upto = self.handler.processed if self.handler is not None else 0
             source = {"kind": "mqtt", "broker": str(self.broker.url),
@@ -857,7 +855,7 @@ class InplaceRuntime:
                 "limit": self.limit, "data_dir": self.data_dir, "opts": self.opts,
                 "tasks": self.tasks, "dags": self.dags, "log": self.log,
                 "k_safe": self.k_safe, "replicate_min_users": self.min_users,
-                "replicas": {r: dict(v) for r, v in self.deployment.replica_log.items()}}
+                "replicas": {r: v.copy() for r, v in self.deployment.replica_log.items()}}
 
     def save_ledger(self) -> Path:
         path = self.root / "ledger.json"

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.common.files import read_json, write_json
+from reuse.runtime.common.ledger import TaskOptions
 from reuse.runtime.engines.shared.split import (
     KeyRanges,
     SplitPlan,
@@ -166,7 +167,7 @@ Row = tuple[int, tuple[str, str, bytes]]  # (destination partition, (kind, name,
 
 
 def _stage_fn(stage: int, tasks: list[dict[str, Any]], plan: SplitPlan,
-              parts: list[dict[str, Any]], opts: dict[str, Any], t0: int, rate: float,
+              parts: list[dict[str, Any]], opts: TaskOptions, t0: int, rate: float,
               lo: int, hi: int, sinks_dir: str | None, key: str,
               ) -> Callable[[Iterable[Any]], Iterable[Row]]:
     """The ``mapPartitions`` function of one stage (runs in Spark's Python workers): stage 0
@@ -231,7 +232,7 @@ def _stage_fn(stage: int, tasks: list[dict[str, Any]], plan: SplitPlan,
 
 
 def run_split_batch(spark: SparkSession, tasks: list[dict[str, Any]], plan: SplitPlan,
-                    states: Mapping[str, Any], opts: dict[str, Any], *, t0: int, rate: float,
+                    states: Mapping[str, Any], opts: TaskOptions, *, t0: int, rate: float,
                     lo: int, hi: int, sinks_dir: str | None, key: str) -> SplitResult:
     """Run batch ``[lo, hi)`` of ``tasks`` split as ``plan`` says, as one Spark job: stage 0
     on ``N`` partitions, then per exchange ``partitionBy(N)`` (Spark's shuffle, the row's

@@ -9,7 +9,9 @@ stages (:mod:`~reuse.runtime.engines.shared.split_batch`) alike.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reuse.runtime.common.ledger import TaskOptions
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -47,7 +49,7 @@ def executor_id() -> str:
     return found
 
 
-def worker_opts(opts: dict[str, Any]) -> dict[str, Any]:
+def worker_opts(opts: TaskOptions) -> TaskOptions:
     """The task options as a Spark Python worker uses them: with ``data_file`` (a run with no
     shared disk) the replay data is the copy Spark shipped to this executor
     (:func:`ship_data`), not the driver's path."""
@@ -56,8 +58,8 @@ def worker_opts(opts: dict[str, Any]) -> dict[str, Any]:
         return opts
     from pyspark import SparkFiles
 
-    return {**{k: v for k, v in opts.items() if k != "data_file"},
-            "data_dir": SparkFiles.get(str(name))}
+    return {"data_dir": SparkFiles.get(str(name)), "pi_iterations": opts["pi_iterations"],
+            "record": opts["record"], "limit": opts["limit"]}
 
 
 def ship_data(spark: SparkSession, data_dir: str, root: Path) -> str:

@@ -16,6 +16,7 @@ import pytest
 
 from reuse.runtime.accounting import account, dag_outputs, leaked_records
 from reuse.runtime.engines.partial.engine import Runtime
+from reuse.runtime.spec import RunSpec
 from reuse.testing import riot_flows
 
 pytestmark = pytest.mark.spark
@@ -53,8 +54,10 @@ def scenario(spark: Any, root: Path, mode: str, unmerge: str,
              ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], list[dict[str, int]]]:
     """Run the steps live; return (accounting, outputs, ledger, counts after each step)."""
     flows = riot_flows(*{dag for op, dag, _ in steps if op != "defrag"})
-    rt = Runtime(spark, root, mode=mode, unmerge=unmerge, merge=merge, rate=RATE, trigger_s=1.0,
-                 limit=limit, t0_ms=int(time.time() * 1000) + 500, sources=sources)
+    rt = Runtime(spark, RunSpec.of(mode=mode, merge=merge, unmerge=unmerge,
+                                   default_sources=sources, root=root, rate=RATE,
+                                   trigger_s=1.0, limit=limit),
+                 t0_ms=int(time.time() * 1000) + 500)
     counts = []
     try:
         rt.start_sources(["SYS"])
@@ -211,7 +214,8 @@ def test_restart_resumes_task_state(spark: Any, tmp_path: Path) -> None:
     or duplicate)."""
     flows = riot_flows("stats-sys")
     limit = 240
-    rt = Runtime(spark, tmp_path, mode="reuse", rate=RATE, trigger_s=1.0, limit=limit,
+    rt = Runtime(spark, RunSpec.of(merge="partial", root=tmp_path, rate=RATE, trigger_s=1.0,
+                                   limit=limit),
                  t0_ms=int(time.time() * 1000) + 500)
     try:
         rt.start_sources(["SYS"])

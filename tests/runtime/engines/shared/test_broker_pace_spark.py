@@ -23,6 +23,7 @@ import pytest
 from reuse.runtime.accounting import account, leaked_records, observed_records
 from reuse.runtime.dataplane.publish import Publisher, Stream
 from reuse.runtime.engines.shared.engine import InplaceRuntime
+from reuse.runtime.spec import RunSpec
 from reuse.testing import riot_flows
 
 pytestmark = pytest.mark.spark
@@ -50,8 +51,9 @@ def test_a_broker_fed_run_needs_no_rate_and_survives_a_burst(spark: Any, tmp_pat
     rt: Any = None
     try:
         publishing.start()
-        rt = InplaceRuntime(spark, root, mode="reuse", shards=2, trigger_s=TRIGGER,
-                            source=mqtt_broker, first_message_s=20, stall_s=10)
+        rt = InplaceRuntime(spark, RunSpec.of(root=root, shards=2, trigger_s=TRIGGER,
+                                              source=mqtt_broker, first_message_s=20,
+                                              stall_s=10))
         assert rt.rate == 10.0 and rt.max_events == 0, "broker-fed: no bound from --rate"
         rt.start_sources(["SYS"])
         for f in flows.values():

@@ -21,6 +21,7 @@ from reuse.runtime.accounting import account, dag_outputs, leaked_records, obser
 from reuse.runtime.dataplane.broker_feed import load_recorded
 from reuse.runtime.dataplane.publish import Publisher, Stream
 from reuse.runtime.engines.shared.engine import InplaceRuntime
+from reuse.runtime.spec import RunSpec
 from reuse.testing import kill_workers_until_failure, riot_flows
 
 pytestmark = pytest.mark.spark
@@ -70,8 +71,8 @@ def test_broker_fed_merge_kill_unmerge(spark: Any, tmp_path: Path, mqtt_broker: 
     killed: list[int] = []
     try:
         publishing.start()
-        rt = InplaceRuntime(spark, root, mode="reuse", shards=2, rate=RATE, trigger_s=1.0,
-                            source=mqtt_broker, first_message_s=20)
+        rt = InplaceRuntime(spark, RunSpec.of(root=root, shards=2, rate=RATE, trigger_s=1.0,
+                                              source=mqtt_broker, first_message_s=20))
         rt.start_sources(["SYS"])
         s0 = rt.start_seq
         rt.submit(flows["stats-sys"])

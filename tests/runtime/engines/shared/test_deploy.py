@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from reuse.runtime.common.planners import DefaultPlanner, Placement, Removal, Re
 from reuse.runtime.common.policy import LIVE_MODES, Merge, Mode, Policy, Unmerge, live_policy
 from reuse.runtime.engines.shared.deploy import Deployment, End, Free, Move, Start
 from reuse.runtime.engines.shared.shard import run_shard
+from reuse.runtime.spec import RunSpec
 from reuse.testing import ledger_task, riot_flows
 
 
@@ -258,5 +260,5 @@ def test_engine_root_is_absolute(tmp_path: Any, monkeypatch: Any) -> None:
     from reuse.runtime.engines.shared.engine import InplaceRuntime
 
     monkeypatch.chdir(tmp_path)
-    rt = InplaceRuntime(None, "run", shards=1)  # type: ignore[arg-type]
+    rt = InplaceRuntime(None, RunSpec.of(root=Path("run"), shards=1))  # type: ignore[arg-type]
     assert rt.root == tmp_path / "run" and rt.root.is_absolute()

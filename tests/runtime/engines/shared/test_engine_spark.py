@@ -27,6 +27,7 @@ import pytest
 from reuse.core.dataflow import Dataflow, parse_dataflow
 from reuse.runtime.accounting import account, dag_outputs, leaked_records
 from reuse.runtime.engines.shared.engine import InplaceRuntime
+from reuse.runtime.spec import RunSpec
 from reuse.testing import riot_flows
 from reuse.workloads.tenants import respell
 
@@ -87,8 +88,9 @@ def scenario(spark: Any, root: Path, mode: str, steps: list[tuple[str, str, int]
     names = {dag for op, dag, _ in steps if op in ("submit", "remove")}
     variants = _variants()
     flows = {**riot_flows(*(names - set(variants))), **variants}
-    rt = InplaceRuntime(spark, root, mode=mode, shards=2, rate=RATE, trigger_s=1.0,
-                        limit=LIMIT, t0_ms=int(time.time() * 1000) + 500, match=match)
+    rt = InplaceRuntime(spark, RunSpec.of(mode=mode, root=root, shards=2, rate=RATE,
+                                          trigger_s=1.0, limit=LIMIT, match=match),
+                        t0_ms=int(time.time() * 1000) + 500)
     counts, shards_seen, versions = [], [], []
     try:
         rt.start_sources(["SYS", "TAXI"])

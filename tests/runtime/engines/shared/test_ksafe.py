@@ -211,7 +211,7 @@ def test_replicas_output_what_their_primaries_do_from_their_own_start() -> None:
 @pytest.mark.parametrize("extra, message", [
     (["--k-safe", "2"], "K=2 needs K\\+1=3 distinct executors.*only 2"),
     (["--k-safe", "1", "--merge", "partial"], "--k-safe needs the shared query"),
-    (["--k-safe", "1", "--replicate-min-users", "0"], "min users U must be an integer >= 1"),
+    (["--k-safe", "1", "--replicate-min-users", "0"], "--replicate-min-users must be an integer >= 1"),
     (["--k-safe", "1", "--shards", "1"], "K=1 needs K\\+1=2 distinct executors.*only 1"),
 ])
 def test_reuse_run_rejects_k_safety_it_cannot_place_before_spark_starts(

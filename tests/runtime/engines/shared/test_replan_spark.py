@@ -22,6 +22,7 @@ import pytest
 from reuse.runtime.accounting import account, leaked_records
 from reuse.runtime.common.planners import make_planner
 from reuse.runtime.engines.shared.engine import InplaceRuntime
+from reuse.runtime.spec import RunSpec
 from reuse.testing import ranged_tenant, window_tenant
 
 pytestmark = pytest.mark.spark
@@ -49,8 +50,9 @@ def test_a_wide_dataflow_leaving_first_is_replanned_exactly(spark: Any, tmp_path
              "t1": ranged_tenant("t1", 0.1, "a"), "t2": ranged_tenant("t2", 0.2, "b"),
              "n1": window_tenant("n1", 4, "c")}
     root = tmp_path / "run"
-    rt = InplaceRuntime(spark, root, mode="reuse", match="semantic", shards=2, rate=RATE,
-                        trigger_s=1.0, limit=LIMIT, t0_ms=int(time.time() * 1000) + 500)
+    rt = InplaceRuntime(spark, RunSpec.of(root=root, match="semantic", shards=2, rate=RATE,
+                                          trigger_s=1.0, limit=LIMIT),
+                        t0_ms=int(time.time() * 1000) + 500)
     try:
         rt.start_sources(["SYS"])
         for name in ("wide", "t1", "n1", "t2"):

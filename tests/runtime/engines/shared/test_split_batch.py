@@ -69,7 +69,7 @@ def test_measured_loads_drive_the_rebalance() -> None:
 
 @pytest.mark.parametrize("extra, message", [
     (["--split", "--merge", "partial"], "--split needs the shared query"),
-    (["--split", "--k-safe", "1"], "--split needs the shared query"),
+    (["--split", "--k-safe", "1"], "--split and --k-safe cannot be combined yet"),
 ])
 def test_reuse_run_refuses_a_split_it_cannot_run_before_spark_starts(
         refused_run: Any, extra: list[str], message: str) -> None:

@@ -21,6 +21,7 @@ import pytest
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.accounting import account, leaked_records
 from reuse.runtime.engines.shared.engine import InplaceRuntime
+from reuse.runtime.spec import RunSpec
 from reuse.testing import riot_flows
 
 pytestmark = pytest.mark.spark
@@ -47,9 +48,9 @@ def _wait_for(rt: InplaceRuntime, seq: int) -> None:
 def run(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("split")
     flows = riot_flows("stats-sys", "clean-kalman-sys", "clean-sys")
-    rt = InplaceRuntime(spark, root, mode="reuse", shards=2, rate=RATE, trigger_s=1.0,
-                        limit=LIMIT, t0_ms=int(time.time() * 1000) + 500, split=True,
-                        rebalance_s=0)
+    rt = InplaceRuntime(spark, RunSpec.of(root=root, shards=2, rate=RATE, trigger_s=1.0,
+                                          limit=LIMIT, split=True, rebalance_s=0),
+                        t0_ms=int(time.time() * 1000) + 500)
     try:
         rt.start_sources(["SYS"])
         for op, arg, at in STEPS:
@@ -115,8 +116,8 @@ def test_each_batch_pins_its_layout(run: dict[str, Any]) -> None:
 
 def test_split_refuses_what_it_cannot_run(spark: Any, tmp_path: Path) -> None:
     with pytest.raises(SparkRuntimeError, match="--split and --k-safe"):
-        InplaceRuntime(spark, tmp_path, shards=2, split=True, k_safe=1)
-    rt = InplaceRuntime(spark, tmp_path / "b", shards=2, split=True)
+        RunSpec.of(root=tmp_path, shards=2, split=True, k_safe=1)
+    rt = InplaceRuntime(spark, RunSpec.of(root=tmp_path / "b", shards=2, split=True))
     with pytest.raises(SparkRuntimeError, match="moves key ranges"):
         rt.move("x", 1)
     with pytest.raises(SparkRuntimeError, match="positive integer"):
