@@ -67,30 +67,6 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
 
 
-#: The xdist group of every test that runs Spark or a browser (``scripts/test.sh`` runs the
-#: suite with ``-n 2 --dist loadgroup``).
-SERIAL_GROUP = "spark"
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist names the group in the test ids
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under ``pytest -n 2 --dist loadgroup``, the Spark and browser tests run one after another
-    in one worker process, as without xdist: they share its Spark session, and two Spark
-    tests at once on two cores would each be starved (their operations outlast the leads
-    they allow). The other tests (CPU-bound, about 2.5 minutes) run in the other worker
-    meanwhile. The group is moved first, so that the scheduler hands it out first; without
-    xdist the order only changes by putting the Spark tests first, which no test depends on
-    (the random-order runs of issue 34 check that)."""
-    serial = [i for i in items if i.get_closest_marker("spark") or i.get_closest_marker("browser")]
-    if not serial:
-        return
-    for item in serial:
-        item.add_marker(pytest.mark.xdist_group(SERIAL_GROUP))
-    chosen = set(serial)
-    rest = [i for i in items if i not in chosen]
-    items[:] = serial + rest
-
-
 REQUIRED = pytest.StashKey[set]()
 
 
