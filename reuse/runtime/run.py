@@ -430,7 +430,8 @@ def _engine(spark: SparkSession, spec: RunSpec, bus: Bus | None,
     """The engine ``spec`` names; a resumed one keeps its dead driver's ``t0``."""
     if spec.engine == "inplace":
         return InplaceRuntime(spark, spec,
-                              t0_ms=None if resume is None else int(resume.start["t0"]))
+                              t0_ms=None if resume is None else int(resume.start["t0"]),
+                              resumed=resume is not None)
     return Runtime(spark, spec, bus=bus)
 
 

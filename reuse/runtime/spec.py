@@ -290,10 +290,11 @@ class RunSpec:
     def check_resumable(self) -> None:
         """Refuse, with one line, a ``--resume`` of a run of this spec (:data:`RESUME_REFUSED`).
 
-        >>> RunSpec(source="mqtt://h:1883").check_resumable()
+        >>> RunSpec(source="mqtt://h:1883").check_resumable()  # issue 32: resumable
+        >>> RunSpec.of(merge="partial").check_resumable()
         Traceback (most recent call last):
         ...
-        reuse.runtime.SparkRuntimeError: --resume of a broker-fed run (--source mqtt://h:1883) is refused: the ingest's messages in flight died with the driver
+        reuse.runtime.SparkRuntimeError: --resume needs a run on the shared query (--merge inplace), not reuse: only it keeps a journal
         """
         why = _first_refusal(self, RESUME_REFUSED)
         if why is not None:
@@ -388,9 +389,6 @@ RESUME_REFUSED: tuple[Refusal, ...] = (
     Refusal(lambda s: s.engine == "queries",
             "--resume needs a run on the shared query (--merge inplace), not {policy}: only it "
             "keeps a journal", "engine"),
-    Refusal(lambda s: s.broker_fed,
-            "--resume of a broker-fed run (--source {source}) is refused: the ingest's "
-            "messages in flight died with the driver", "not built"),
     Refusal(lambda s: s.replicated_apps,
             "--resume of a run across applications (--replicas apps) is refused: its "
             "coordinator restarts the instances that die, and a run whose coordinator died "

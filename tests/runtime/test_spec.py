@@ -295,7 +295,6 @@ def test_a_policy_is_refused_exactly_when_policy_refuses_it(
 
 
 @pytest.mark.parametrize("kw, what", [
-    ({"source": BROKER}, "--resume of a broker-fed run"),
     ({"replicas": "apps", "k_safe": 1}, "--resume of a run across applications"),
     ({"merge": "partial"}, "--resume needs a run on the shared query"),
 ])
@@ -308,7 +307,7 @@ def test_what_cannot_be_resumed_is_refused(kw: dict[str, object], what: str) -> 
 
 def test_a_shared_query_run_on_replay_is_resumable() -> None:
     for spec in (RunSpec(), RunSpec(split=True), RunSpec(k_safe=1, shards=2),
-                 RunSpec.of(mode="default", shared_disk=False)):
+                 RunSpec.of(mode="default", shared_disk=False), RunSpec(source=BROKER)):
         spec.check_resumable()
 
 

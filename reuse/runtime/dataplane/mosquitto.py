@@ -31,6 +31,11 @@ DEFAULT_DIR = Path("results") / "mqtt-broker"
 #: ingest to catch up without loss).
 MAX_QUEUED = 1_000_000
 
+#: Per subscriber, QoS 1 messages sent and not yet acknowledged. The ingest acknowledges a
+#: message only once it is on the bus (a flush every tick), so mosquitto's default, 20, would
+#: cap a broker-fed run at 20 messages per tick; a broker of one's own needs the same setting.
+MAX_INFLIGHT = 65_535  # the largest mosquitto takes (an MQTT receive maximum)
+
 
 def mosquitto_exe() -> str:
     """The mosquitto executable (Debian installs it in ``/usr/sbin``, which a user's PATH may
@@ -62,6 +67,7 @@ def config_text(port: int) -> str:
         "allow_anonymous true",
         "persistence false",
         f"max_queued_messages {MAX_QUEUED}",
+        f"max_inflight_messages {MAX_INFLIGHT}",
         "set_tcp_nodelay true",
         "log_dest stderr",
         "log_type error",

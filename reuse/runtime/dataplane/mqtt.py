@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import threading
 import urllib.parse
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -416,12 +416,23 @@ class Ingest:
     flush_s
         Seconds between frames.
     client_id
-        The MQTT client id (empty: the broker makes one; the session is clean either way).
+        The MQTT client id (empty: the broker makes one).
     qos
         The subscription's QoS (1: the broker redelivers what was not acknowledged).
     sources
         The sources to append (``None``: every ``sensors/<source>``); a message on another
         source's topic is counted malformed.
+    persistent
+        Keep the MQTT session when disconnected (``clean_session=False``, with a fixed
+        ``client_id``): the broker queues the QoS 1 messages published while this ingest is
+        gone, for the next ingest with the same id. A message is acknowledged only once it is
+        on the bus (or refused), so one in this ingest's buffer when its process dies is
+        delivered again to the next (issue 32: a broker-fed run resumed after its driver's
+        death loses nothing).
+    floor
+        Take over topics an earlier ingest appended to: ``floor(source)`` is the last ``seq``
+        of ``source`` already on the bus, read when the source's first message arrives, so
+        what the broker delivers again is counted stale (never appended twice).
 
     Examples
     --------
@@ -440,7 +451,10 @@ class Ingest:
 
     def __init__(self, bus: Bus, broker: str | BrokerUrl, *, launch: int = 1,
                  flush_s: float = 0.2, client_id: str = "", qos: int = 1,
-                 sources: Collection[str] | None = None) -> None:
+                 sources: Collection[str] | None = None, persistent: bool = False,
+                 floor: Callable[[str], int] | None = None) -> None:
+        if persistent and not client_id:
+            raise MqttError("a persistent MQTT session needs a client id")
         if not 0 <= launch < 10 ** 6:
             raise MqttError(f"launch {launch} is not in 0..999999")
         if flush_s <= 0:
@@ -452,7 +466,9 @@ class Ingest:
         self.client_id = client_id
         self.qos = qos
         self.sources = None if sources is None else frozenset(sources)
+        self.persistent, self.floor = persistent, floor
         self._lock = threading.Lock()  # buffers and counts
+        self._acks: list[int] = []  # the MQTT ids of the buffered messages, acked once written
         self._flush_lock = threading.Lock()  # one flush at a time, so frames keep their order
         self._pending: dict[str, list[Message]] = {}
         self._counts: dict[str, dict[str, Any]] = {}
@@ -471,12 +487,27 @@ class Ingest:
             c = self._counts[topic] = TopicCounts().to_dict()
         return c
 
-    def receive(self, topic: str, payload: bytes) -> Message | Malformed:
-        """Take one message (the MQTT callback's body): decode it, count it, and buffer it for
-        the next frame when it is well formed and its ``seq`` is new on its topic."""
+    def _floor(self, got: Message | Malformed) -> int | None:
+        """On a resumed ingest, the last ``seq`` the bus holds of a source seen for the first
+        time (read outside the lock: it is a bus call)."""
+        if self.floor is None or not isinstance(got, Message) or got.topic in self._counts:
+            return None
+        return self.floor(got.source)
+
+    def receive(self, topic: str, payload: bytes, mid: int | None = None,
+                ) -> Message | Malformed:
+        """Take one message (the MQTT callback's body, ``mid`` its MQTT id): decode it, count
+        it, and buffer it for the next frame when it is well formed and its ``seq`` is new on
+        its topic. A message not buffered is acknowledged at once; a buffered one once its
+        frame is on the bus (:meth:`flush`)."""
         got = decode_message(topic, payload, self.sources)
+        floor = self._floor(got)
+        keep = False
         with self._lock:
+            fresh = topic not in self._counts
             c = self._count(topic)
+            if fresh and floor is not None:
+                c["last_seq"] = floor
             c["received"] += 1
             if not isinstance(got, Message):
                 c["malformed"] += 1
@@ -490,7 +521,18 @@ class Ingest:
                 c["appended"] += 1
                 c["pending"] += 1
                 self._pending.setdefault(got.source, []).append(got)
+                keep = True
+                if mid is not None:
+                    self._acks.append(mid)
+        if not keep and mid is not None:
+            self._ack([mid])
         return got
+
+    def _ack(self, mids: list[int]) -> None:
+        client = self._client
+        if client is not None:
+            for mid in mids:
+                client.ack(mid, self.qos)
 
     def flush(self) -> int:
         """Append what was received since the last flush, one frame per source; returns the
@@ -498,7 +540,9 @@ class Ingest:
         with self._flush_lock:
             with self._lock:
                 batch, self._pending = self._pending, {}
+                mids, self._acks = self._acks, []
             if not batch:
+                self._ack(mids)
                 return 0
             self._flushes += 1
             key = f"{self.launch:06d}-{self._flushes:09d}"
@@ -516,7 +560,9 @@ class Ingest:
                     for source, msgs in batch.items():
                         if msgs:
                             self._pending[source] = msgs + self._pending.get(source, [])
+                    self._acks = mids + self._acks  # acked once written, by a later flush
                 raise
+            self._ack(mids)  # on the bus: the broker may forget them
             return done
 
     def counts(self) -> dict[str, TopicCounts]:
@@ -538,7 +584,7 @@ class Ingest:
         import paho.mqtt.client as mqtt
 
         client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=self.client_id,
-                             clean_session=True)
+                             clean_session=not self.persistent, manual_ack=True)
 
         def on_connect(c: Any, userdata: Any, flags: Any, reason: Any, props: Any) -> None:
             if not reason.is_failure:  # also on a reconnect: subscribe again
@@ -549,7 +595,7 @@ class Ingest:
                 self._subscribed.set()
 
         def on_message(c: Any, userdata: Any, msg: Any) -> None:
-            self.receive(msg.topic, msg.payload)
+            self.receive(msg.topic, msg.payload, msg.mid if msg.qos > 0 else None)
 
         client.on_connect = on_connect
         client.on_subscribe = on_subscribe
@@ -577,22 +623,40 @@ class Ingest:
                 self._failure = exc
                 return
 
+    def _forget(self) -> None:
+        """End this client id's persistent session: connect once with a clean session."""
+        import paho.mqtt.client as mqtt
+
+        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=self.client_id,
+                             clean_session=True)
+        try:
+            client.connect(self.broker.host, self.broker.port, keepalive=30)
+            client.loop_start()
+            client.disconnect()
+            client.loop_stop()
+        except OSError:
+            pass  # the broker is gone: so is the session, unless it persists; nothing to do
+
     def _disconnect(self) -> None:
         if self._client is not None:
             self._client.disconnect()
             self._client.loop_stop()
             self._client = None
 
-    def stop(self) -> dict[str, TopicCounts]:
-        """Disconnect, append what is left and return the counts.
+    def stop(self, *, forget: bool = True) -> dict[str, TopicCounts]:
+        """Append what is left, disconnect and return the counts. ``forget`` (a persistent
+        session): end the session too, so the broker stops queuing for this client id (a run
+        that ended needs no more).
 
         Raises
         ------
         MqttError
             Appending to the bus failed (the messages not written are named by ``pending``).
         """
-        self._disconnect()
+        self._disconnect()  # nothing arrives any more; what is buffered is appended below
         self._stopping.set()
+        if forget and self.persistent:
+            self._forget()
         if self._flusher is not None:
             self._flusher.join()
             self._flusher = None

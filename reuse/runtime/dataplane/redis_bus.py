@@ -54,17 +54,29 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_redis(workdir: str | os.PathLike[str], port: int | None = None) -> Broker:
-    """Start redis-server (needs Debian's ``redis-server`` package) and wait until it answers."""
+def start_redis(workdir: str | os.PathLike[str], port: int | None = None, *,
+                durable: bool = False) -> Broker:
+    """Start redis-server (needs Debian's ``redis-server`` package) and wait until it answers.
+
+    ``durable``: every write is in an append-only file under ``workdir`` (fsynced per write)
+    before Redis answers it, and a server started again on the same ``workdir`` loads what the
+    last one held: a broker-fed run's received events outlive its driver (issue 32). A server
+    of an earlier process still running on ``workdir`` (a dead driver's child) is stopped
+    first, so two never write the same file."""
     exe = shutil.which("redis-server")
     if exe is None:
         raise SparkRuntimeError("redis-server is not installed (apt-get install redis-server)")
     d = Path(workdir)
     d.mkdir(parents=True, exist_ok=True)
     port = port or free_port()
+    keep = ["--appendonly", "no"]
+    if durable:
+        _stop_orphan(d / "redis.pid")
+        keep = ["--appendonly", "yes", "--appendfsync", "always", "--pidfile",
+                str(d / "redis.pid")]
     proc = subprocess.Popen([exe, "--bind", "127.0.0.1", "--port", str(port), "--save", "",
-                             "--appendonly", "no", "--dir", str(d), "--protected-mode", "yes"],
-                            stdout=open(d / "redis.log", "wb"), stderr=subprocess.STDOUT)
+                             *keep, "--dir", str(d), "--protected-mode", "yes"],
+                            stdout=open(d / "redis.log", "ab"), stderr=subprocess.STDOUT)
     broker = Broker(proc.pid, port, proc)
     deadline = time.time() + 20
     while True:
@@ -77,3 +89,24 @@ def start_redis(workdir: str | os.PathLike[str], port: int | None = None) -> Bro
             broker.stop()
             raise SparkRuntimeError(f"redis-server did not start; see {d / 'redis.log'}")
         time.sleep(0.1)
+
+
+def _stop_orphan(pidfile: Path) -> None:
+    """Stop the redis-server whose pid ``pidfile`` holds, if it still runs (SIGTERM: it
+    finishes its append-only file), and wait for it."""
+    import psutil
+
+    try:
+        pid = int(pidfile.read_text().strip())
+    except (OSError, ValueError):
+        return
+    try:
+        proc = psutil.Process(pid)
+        if "redis" not in proc.name():
+            return  # the pid was reused by something else
+        proc.terminate()
+        proc.wait(timeout=10)
+    except psutil.NoSuchProcess:
+        return
+    except psutil.TimeoutExpired:
+        proc.kill()

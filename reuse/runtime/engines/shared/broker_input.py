@@ -29,10 +29,23 @@ the recorded events for the reference execution (:meth:`record`).
   finished, and the engine then works off what arrived (a run's steps show no new events).
 
 Re-running a batch needs nothing from here: its events are read from the bus by ``seq`` from
-the cursor saved with the states (:mod:`reuse.runtime.dataplane.broker_feed`). What is not
-done: the bus is not trimmed during a run (the reference execution needs the recorded events;
-a 10-minute run at 100 events/s per source holds a few MB per source), and a resumed run
-(``--resume``) cannot be broker-fed (the ingest's in-flight messages died with the driver).
+the cursor saved with the states (:mod:`reuse.runtime.dataplane.broker_feed`). The bus is not
+trimmed during a run (the reference execution needs the recorded events; a 10-minute run at
+100 events/s per source holds a few MB per source).
+
+**A driver's death loses nothing (issue 32: a broker-fed ``--resume``).** The ingest holds a
+persistent MQTT session (QoS 1, ``clean_session=False``, a client id fixed by the run
+directory) and acknowledges a message only once it is on the bus; the Redis of our own writes
+every change to an append-only file in ``<root>/redis`` before answering. So when the driver
+dies, what it had received is on disk, what it had not yet written is unacknowledged, and what
+the publishers send meanwhile waits in the broker's session. A resumed input
+(``resume=True``) restarts Redis on its file, takes the session over (what the broker
+delivers again is below the bus's last ``seq`` of its source and counted stale, never appended
+twice), and numbers its frames after its predecessor's (``ingest.json``). Outputs published on
+``out/...`` are at least once across a death: the egress cursor is saved once everything
+published before it was acknowledged. What the broker itself holds is the broker's to keep:
+``reuse broker start`` runs mosquitto without persistence, so a broker that dies loses its
+queued messages (issue 34).
 """
 
 from __future__ import annotations
@@ -45,6 +58,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from reuse.runtime.common.files import read_json, write_json
 from reuse.runtime.dataplane.broker_feed import (
     RECORDED,
     dump_recorded,
@@ -95,6 +109,14 @@ def _connect(url: BrokerUrl) -> Any:
 
 __all__ = ["BrokerInput", "READY"]
 
+
+def _client_id(root: Path) -> str:
+    """The ingest's MQTT client id: fixed by the run directory, so a resumed run's ingest
+    takes over its predecessor's session (and two runs never share one)."""
+    import hashlib
+
+    return "reuse-ingest-" + hashlib.sha1(str(root.resolve()).encode()).hexdigest()[:16]
+
 #: The ready mark's file name, under the shared query's checkpoint folder.
 READY = "ready"
 
@@ -126,12 +148,13 @@ class BrokerInput:
                  outputs: Callable[[], Mapping[str, Sequence[Output]]] | None = None,
                  bus_url: str | None = None,
                  tick_s: float = 0.1, first_message_s: float = 30.0, stall_s: float = 30.0,
-                 ) -> None:
+                 resume: bool = False) -> None:
         self.root = Path(root)
         self.url = parse_broker_url(broker)
         self.needed = needed
         self.outputs = outputs or dict
-        self._out_cursor: dict[str, str] = {}
+        self._egress_file = self.root / "ckpt" / "shared" / "egress.json"
+        self._out_cursor: dict[str, str] = (read_json(self._egress_file) or {}) if resume else {}
         self._out_client: Any = None
         self._out_sent: list[Any] = []  # publishes not yet acknowledged
         self.published: dict[str, int] = {}  # MQTT output topic -> outputs published
@@ -142,11 +165,13 @@ class BrokerInput:
         if bus_url is None:
             from reuse.runtime.dataplane.redis_bus import start_redis
 
-            self._redis = start_redis(self.root / "redis")
+            self._redis = start_redis(self.root / "redis", durable=True)
             self.bus: Bus = self._redis.bus()
         else:
             self.bus = RedisBus(bus_url)
-        self.ingest = Ingest(self.bus, self.url, flush_s=tick_s)
+        self.ingest = Ingest(self.bus, self.url, flush_s=tick_s, launch=self._launch(resume),
+                             client_id=_client_id(self.root), persistent=True,
+                             floor=(lambda s: last_seq(self.bus, s)) if resume else None)
         self.ready = -1
         self._advanced: dict[str, tuple[int, float]] = {}  # source -> (last seq, when it grew)
         self._arrivals: list[tuple[float, int]] = []  # (when, bound) over the last RATE_S
@@ -233,10 +258,10 @@ class BrokerInput:
         # cut above everything received by then (the engine's clock, :meth:`bound`), so the
         # mark, at most one past what was read, cannot pass the new task's cut
         seen = {t.split("/", 1)[1] for t in self.ingest.counts()}
-        arrived = {s: last_seq(self.bus, s) for s in seen}
         needed = dict(self.needed())
-        for s in needed:
-            arrived.setdefault(s, -1)
+        # a needed source the ingest has not heard from yet may be on the bus already (an
+        # earlier ingest of a resumed run appended it)
+        arrived = {s: last_seq(self.bus, s) for s in seen | set(needed)}
         now = time.time()
         self._arrivals.append((now, max(arrived.values(), default=-1)))
         while self._arrivals and self._arrivals[0][0] < now - RATE_S:
@@ -287,7 +312,18 @@ class BrokerInput:
                     sent += len(mine)
                 self._out_cursor[task] = key
         self._out_sent = [m for m in self._out_sent if not _acked(m)]
+        if sent and not self._out_sent:  # all acknowledged: a resume starts after these
+            write_json(self._egress_file, self._out_cursor)
         return sent
+
+    def _launch(self, resume: bool) -> int:
+        """This ingest's frame-key prefix: one more than the last ingest's of this run (a
+        resumed run's frames sort after its predecessor's), kept in ``ingest.json``."""
+        path = self.root / "ckpt" / "shared" / "ingest.json"
+        last = read_json(path) if resume else None
+        launch = int(last["launch"]) + 1 if last else 1
+        write_json(path, {"launch": launch})
+        return launch
 
     def _loop(self) -> None:
         while not self._stop.wait(self.tick_s):

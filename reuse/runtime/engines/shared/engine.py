@@ -357,12 +357,15 @@ class InplaceRuntime:
     ``stall_s``, ``split`` and ``shared_disk``.
 
     What is not a setting but a moment of the run's life: ``t0_ms`` (the nominal emit time of
-    ``seq`` 0; a resumed run keeps its dead driver's), ``follow`` (an instance of a run across
-    applications: its ready file) and ``bus_url`` (a broker-fed run's bus, when not its own).
+    ``seq`` 0; a resumed run keeps its dead driver's), ``resumed`` (a dead driver's run is
+    rebuilt: a broker-fed one takes over its predecessor's bus and MQTT session),
+    ``follow`` (an instance of a run across applications: its ready file) and ``bus_url`` (a
+    broker-fed run's bus, when not its own).
     """
 
     def __init__(self, spark: SparkSession, spec: RunSpec, *, t0_ms: int | None = None,
-                 follow: str | None = None, bus_url: str | None = None) -> None:
+                 follow: str | None = None, bus_url: str | None = None,
+                 resumed: bool = False) -> None:
         if spec.engine != "inplace" or spec.root is None:
             raise SparkRuntimeError(f"the shared query runs a spec with --merge inplace and a "
                                     f"run directory, not {spec.policy.label} in {spec.root}")
@@ -452,7 +455,7 @@ class InplaceRuntime:
                                       outputs=self._outputs, bus_url=bus_url,
                                       tick_s=min(0.2, self.trigger_s / 4),
                                       first_message_s=spec.first_message_s,
-                                      stall_s=spec.stall_s)
+                                      stall_s=spec.stall_s, resume=resumed)
 
     def _outputs(self) -> dict[str, list[tuple[str, str, int, int | None]]]:
         """Running sink task -> ``(dataflow, sink, J, R)`` for every dataflow it computes a
@@ -649,9 +652,6 @@ class InplaceRuntime:
         if self.query is not None:
             raise SparkRuntimeError("replay needs an engine whose query has not started",
                                     task=QUERY)
-        if self.broker is not None:
-            raise SparkRuntimeError("a broker-fed run cannot be resumed (the ingest's "
-                                    "messages in flight died with the driver)", task=QUERY)
         self.start_seq = int(start_seq)
         if self.split:  # the layout of the last batch on record, re-runs pin their own
             self.layout = self.layouts.latest() or self.layout

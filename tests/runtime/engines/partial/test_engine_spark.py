@@ -136,7 +136,8 @@ def test_merge_reuses_and_unmerge_stops_only_unneeded(runs: dict[str, Any]) -> N
     assert ledger["dags"]["clean-sys"]["reused"] == [
         "stats-sys.src", "stats-sys.parse", "clean-kalman-sys.bloom", "clean-kalman-sys.range"]
     # pause: B's kalman, slr and sink stay deployed but skip work; nothing else is touched
-    assert counts[3] == {"running_tasks": 9, "paused_tasks": 3, "queries": 4}
+    assert counts[3] == {"running_tasks": 9, "paused_tasks": 3, "queries": 4,
+                         "replica_tasks": 0}
     ended = sorted(t for t, i in ledger["tasks"].items() if i["end"] is not None)
     assert ended == ["clean-kalman-sys.kalman", "clean-kalman-sys.publish",
                      "clean-kalman-sys.slr"]
@@ -162,7 +163,8 @@ def test_default_runs_each_dataflows_own_sources(runs: dict[str, Any]) -> None:
 def test_stop_hands_over_kept_tasks(runs: dict[str, Any]) -> None:
     _, _, ledger, counts = runs["reuse-stop"]
     # B's query (bloom, range, kalman, slr, sink) was replaced by one with bloom and range
-    assert counts[-1] == {"running_tasks": 9, "paused_tasks": 0, "queries": 4}
+    assert counts[-1] == {"running_tasks": 9, "paused_tasks": 0, "queries": 4,
+                         "replica_tasks": 0}
     launches = [e for e in ledger["log"] if e["event"] == "launch"]
     assert launches[-1]["tasks"] == ["clean-kalman-sys.bloom", "clean-kalman-sys.range"]
     assert launches[-1]["cut"] == 300
@@ -172,9 +174,11 @@ def test_stop_hands_over_kept_tasks(runs: dict[str, Any]) -> None:
 
 def test_defragment_relaunches_running_dag_as_one_query(runs: dict[str, Any]) -> None:
     _, _, ledger, counts = runs["reuse-defrag"]
-    assert counts[3] == {"running_tasks": 9, "paused_tasks": 3, "queries": 4}
+    assert counts[3] == {"running_tasks": 9, "paused_tasks": 3, "queries": 4,
+                         "replica_tasks": 0}
     # after defragment: the source query and one query with the 9 live tasks, nothing paused
-    assert counts[-1] == {"running_tasks": 9, "paused_tasks": 0, "queries": 2}
+    assert counts[-1] == {"running_tasks": 9, "paused_tasks": 0, "queries": 2,
+                         "replica_tasks": 0}
     launches = [e for e in ledger["log"] if e["event"] == "launch"]
     assert len(launches[-1]["tasks"]) == 9 and launches[-1]["cut"] == 360
     assert len([e for e in ledger["log"] if e["event"] == "stopped"]) == 3
@@ -186,7 +190,8 @@ def test_relaunch_merge_keeps_one_query_per_running_dag(runs: dict[str, Any]) ->
     # one query; removing B hands the 9 kept tasks over again (stop)
     assert [c["running_tasks"] for c in counts[:4]] == [6, 11, 12, 9]
     # (right after an op the predecessor is still draining; after the run it has stopped)
-    assert counts[-1] == {"running_tasks": 9, "paused_tasks": 0, "queries": 2}
+    assert counts[-1] == {"running_tasks": 9, "paused_tasks": 0, "queries": 2,
+                         "replica_tasks": 0}
     launches = [e for e in ledger["log"] if e["event"] == "launch"]
     assert [len(e["tasks"]) for e in launches] == [6, 11, 12, 9]
     assert [e["cut"] for e in launches] == [120, 180, 240, 300]
@@ -201,7 +206,8 @@ def test_lazy_unmerge_pauses_until_no_live_task_is_left(runs: dict[str, Any]) ->
     assert [e["cut"] for e in launches] == [120, 180, 240]
     # removing A, then C: nothing is live any more, so the query drains and is stopped
     assert (counts[4]["running_tasks"], counts[4]["paused_tasks"]) == (4, 8)
-    assert counts[-1] == {"running_tasks": 0, "paused_tasks": 0, "queries": 1}
+    assert counts[-1] == {"running_tasks": 0, "paused_tasks": 0, "queries": 1,
+                         "replica_tasks": 0}
     stopped = {e["query"] for e in ledger["log"] if e["event"] == "stopped"}
     assert launches[-1]["query"] in stopped
     # B's outputs in its window are those of Default
