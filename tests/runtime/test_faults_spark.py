@@ -26,9 +26,7 @@ from reuse.runtime.accounting import account, leaked_records
 from reuse.runtime.common.files import read_batches
 from reuse.runtime.dataplane.broker_feed import load_recorded
 from reuse.runtime.dataplane.publish import Publisher, Stream
-from reuse.runtime.engines.contract import Engine
 from reuse.runtime.engines.partial.engine import Runtime
-from reuse.runtime.engines.shared.engine import InplaceRuntime
 from reuse.runtime.spec import RunSpec
 from reuse.testing import journal_kinds, kill_workers_until_failure, rerun_outputs, riot_flows
 from reuse.workloads.riotbench import build_dataflows, write_dags
@@ -39,25 +37,21 @@ RATE = 20.0
 LIMIT = 400
 
 
-def _in_batch(rt: Any) -> bool:
-    if isinstance(rt, InplaceRuntime):
-        return rt.handler is not None and rt.handler.in_batch
+def _in_batch(rt: Runtime) -> bool:
     return any(qi.handler.in_batch for qi in rt.queries.values())
 
 
-@pytest.mark.parametrize("engine", ["shared", "query-per-dag"])
-def test_killed_python_worker_is_recovered(spark: Any, tmp_path: Path, engine: str) -> None:
-    """Both engines restart the failed query from its checkpoint instead of giving up, and
+def test_killed_python_worker_is_recovered(spark: Any, tmp_path: Path) -> None:
+    """The engine restarts the failed query from its checkpoint instead of giving up, and
     outputs stay exact. The query-per-DAG case runs Default, with a source query of each
     dataflow's own, so either kind of query (source or partial) may be the one that failed;
-    Reuse's partial queries restart by the same code."""
+    Reuse's partial queries restart by the same code. The shared query's case is
+    ``test_broker_spark.py``'s (a worker killed mid-batch, the same checks, broker-fed), which
+    made a replayed twin here redundant: one Spark test less (issue 34, the suite's time)."""
     flows = riot_flows("stats-sys", "clean-sys")
     t0 = int(time.time() * 1000) + 500
-    rt: Engine = (InplaceRuntime(spark, RunSpec.of(root=tmp_path, shards=2, rate=RATE,
-                                                   trigger_s=1.0, limit=LIMIT), t0_ms=t0)
-                  if engine == "shared" else
-                  Runtime(spark, RunSpec.of(mode="default", merge="partial", root=tmp_path,
-                                            rate=RATE, trigger_s=1.0, limit=LIMIT), t0_ms=t0))
+    rt = Runtime(spark, RunSpec.of(mode="default", merge="partial", root=tmp_path, rate=RATE,
+                                   trigger_s=1.0, limit=LIMIT), t0_ms=t0)
     killed: list[int] = []
     try:
         rt.start_sources(["SYS"])
