@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script from anywhere: the repo's ``reuse``
     sys.path.insert(0, str(ROOT))
 
-from reuse.runtime.spread import compare  # noqa: E402
+from reuse.runtime.spread import Paired, Spread, compare, paired  # noqa: E402
 
 __all__ = ["Entry", "check", "main", "markdown_files", "registry", "render_all"]
 
@@ -428,6 +428,64 @@ def _trace_inplace(raws: list[Any]) -> str:
                    "reuse-inplace"], ["---:", "---", "---", "---:", "---:"], rows)
 
 
+def _decided_pairs(raw: dict[str, Any]) -> list[Paired]:
+    """``decide.py``'s decisions, recomputed from the runs' values (the raw file's own
+    ``decisions`` are not read, so a table cannot disagree with the runs)."""
+    ok = {(r["rep"], r["arm"]): r["values"] for r in raw["runs"] if r["ok"]}
+    windows = raw.get("windows") or {}
+    out = []
+    for a, b in raw["comparison"]["pairs"]:
+        reps = [(ok[i, a], ok[i, b]) for i in range(1, int(raw["reps"]) + 1)
+                if (i, a) in ok and (i, b) in ok]
+        out.append(paired(a, b, reps, windows=windows, labels=raw["labels"],
+                          unit=raw["statistic"]))
+    return out
+
+
+def _sp(s: Spread | None) -> str:
+    return "-" if s is None else str(s)
+
+
+def _steps_of(steps: Sequence[int]) -> str:
+    lo, hi = steps[0] + 1, steps[-1] + 1
+    return (f"step {lo}" if lo == hi else f"steps {lo}-{hi}" if len(steps) == hi - lo + 1
+            else f"{len(steps)} steps")
+
+
+def _decided(raws: list[Any]) -> str:
+    """One decided comparison (``benchmarks/decide.py``): per step each arm's median [min,
+    max] over the paired runs, their paired difference and its verdict; then each whole-run
+    statistic decided paired and by the spread rule on the per-run values; then the counts."""
+    raw = raws[0]
+    col = "op" if raw["kind"] == "trace" else "at"
+    parts = []
+    for p in _decided_pairs(raw):
+        a, b = p.a, p.b
+        rows = [[str(i), s.label, _sp(s.spread_a), _sp(s.spread_b), _sp(s.diff), s.verdict]
+                for i, s in enumerate(p.steps, 1)]
+        parts.append(f"**{a} against {b}**: {p.n} paired runs ({raw['statistic']}; the "
+                     f"difference is {a} - {b}, run by run).")
+        parts.append(_table(["step", col, a, b, "paired difference", "verdict"],
+                            ["---:", "---", "---:", "---:", "---:", "---"], rows))
+        if p.windows:
+            whole = [[f"{w.name} ({_steps_of(w.steps)})", _sp(w.paired.spread_a),
+                      _sp(w.paired.spread_b), _sp(w.paired.diff), w.paired.verdict,
+                      f"{w.whole.lower} lower" if w.whole.lower else w.whole.outcome]
+                     for w in p.windows]
+            parts.append(_table(["whole runs (mean of)", a, b, "paired difference",
+                                 "paired verdict", "spread rule on the runs"],
+                                ["---", "---:", "---:", "---:", "---", "---"], whole))
+        n = len(p.steps)
+        counts = ", ".join(f"{v} at {p.count(v)}" for v in
+                           (f"{a} lower", f"{b} lower", "no difference", "not decided"))
+        overall = "; ".join(f"{w.name}: {w.paired.verdict}" for w in p.windows)
+        parts.append(f"Per step, of {n}: {counts}; by chance alone about {n * p.chance:.1f} "
+                     f"each way (a step with no difference is called lower one given way with "
+                     f"chance {p.chance:g} at {p.n} pairs)."
+                     + (f" Overall, paired: {overall}." if overall else ""))
+    return "\n\n".join(parts)
+
+
 # ---------------------------------------------------------------- verdicts
 
 def _apps_k1u2_below_default(raws: list[Any]) -> str:
@@ -448,6 +506,22 @@ def _trace_never_above(raws: list[Any]) -> str:
     means = {m: [statistics.mean(float(x["cores"]) for x in rs)] for m, rs in rows.items()}
     return _target_lower("reuse-inplace", means["reuse-inplace"], "default-inplace",
                          means["default-inplace"])
+
+
+def _decided_verdict(raws: list[Any]) -> str:
+    """The target "the first pair's arm below its baseline" on every whole-run statistic:
+    met when both the paired rule and the spread rule on the runs name the arm on every one,
+    missed when both name the baseline on one, not decided when a rule cannot decide, else no
+    difference (either rule alone would be less strict)."""
+    p = _decided_pairs(raws[0])[0]
+    said = [(w.paired, w.whole) for w in p.windows]
+    if not said or any("not decided" in (x.outcome, y.outcome) for x, y in said):
+        return "not decided"
+    if all(x.lower == y.lower == p.a for x, y in said):
+        return "met"
+    if any(x.lower == y.lower == p.b for x, y in said):
+        return "missed"
+    return "no difference"
 
 
 def _ms(x: float | None) -> str:
@@ -546,6 +620,11 @@ def registry() -> dict[str, Entry]:
         Entry("broker_pace_search", ("broker_pace_search.json",), _pace_search,
               verdict=_search_verdict),
         Entry("view_latency", ("view_latency.json",), _view_latency),
+        # decided by benchmarks/decide.py (issue 33, item 3): Figure 3, paired by step
+        Entry("decide_fig3_riot", ("decide_fig3_riot.json",), _decided,
+              verdict=_decided_verdict),
+        Entry("decide_fig3_opmw", ("decide_fig3_opmw.json",), _decided,
+              verdict=_decided_verdict),
     ]
     return {e.name: e for e in entries}
 

@@ -15,21 +15,29 @@ values as median, min and max (:class:`Spread`), and compares two modes with :fu
 - **not decided** when either mode has fewer than ``min_n`` values (:data:`MIN_REPEATS`, 3):
   with one or two runs a range is too narrow to stand for the spread.
 
-Nothing here runs Spark: ``benchmarks/runtime_rates.py``, ``runtime_seq_peak.py`` and
-``runtime_trace.py`` (``--repeat N``) feed it the values their runs measured.
+**Paired by step** (issue 33, item 3: :func:`paired`). Run ``i`` of ``A`` and of ``B`` (one
+after the other, same trace) measure a step under the same machine state, so drift between
+repetitions cancels in ``a_i - b_i``; per step the same rule judges those differences (range
+containing 0: no difference). That decides steps :func:`compare` cannot, but is not stricter:
+with ``n`` pairs and no real difference a step is called lower in a given direction with
+probability ``2 ** -n`` (1/8 at three runs; 1/20 for :func:`compare`), so a count of such steps
+means something only against that level (:attr:`Paired.chance`).
+
+Nothing here runs Spark: ``benchmarks/runtime_rates.py``, ``runtime_seq_peak.py``,
+``runtime_trace.py`` (``--repeat N``) and ``decide.py`` feed it the values their runs measured.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from reuse.runtime import SparkRuntimeError
 
-__all__ = ["MIN_REPEATS", "Spread", "Verdict", "compare", "difference_range", "interleave",
-           "pairs"]
+__all__ = ["MIN_REPEATS", "Paired", "PairedDiff", "Spread", "Verdict", "Window", "compare",
+           "difference_range", "interleave", "paired", "paired_diff", "pairs"]
 
 #: Repetitions per mode below which :func:`compare` decides nothing.
 MIN_REPEATS = 3
@@ -229,3 +237,163 @@ def pairs(modes: Sequence[str], extra: Iterable[tuple[str, str]] = ()) -> list[t
         if p not in out:
             out.append(p)
     return out
+
+
+# ---------------------------------------------------------------- paired by step (issue 33)
+
+@dataclass(frozen=True)
+class PairedDiff:
+    """``a`` against ``b`` on one step (or whole-run statistic), paired by repetition: ``diff``
+    is the spread of ``a_i - b_i`` over the repetitions where both have a value; ``outcome``
+    and ``lower`` are :func:`paired_diff`'s rule on it."""
+
+    label: str
+    a: str
+    b: str
+    spread_a: Spread | None
+    spread_b: Spread | None
+    diff: Spread | None
+    outcome: str
+    lower: str | None
+    unit: str = "cores"
+    min_n: int = MIN_REPEATS
+
+    @property
+    def verdict(self) -> str:
+        """``"<arm> lower"``, ``"no difference"`` or ``"not decided"``."""
+        return f"{self.lower} lower" if self.lower is not None else self.outcome
+
+    def to_dict(self) -> dict[str, Any]:
+        sp = {k: None if v is None else v.to_dict() for k, v in
+              (("a_spread", self.spread_a), ("b_spread", self.spread_b), ("diff", self.diff))}
+        return {"label": self.label, "a": self.a, "b": self.b, "outcome": self.outcome,
+                "lower": self.lower, "verdict": self.verdict, **sp}
+
+
+def paired_diff(label: str, a: str, b: str, pairs: Iterable[tuple[float | None, float | None]],
+                *, min_n: int = MIN_REPEATS, unit: str = "cores") -> PairedDiff:
+    """Decide one step from its ``(a_i, b_i)`` pairs, one per repetition (a pair with a
+    ``None`` is left out): the spread rule on the differences ``a_i - b_i``.
+
+    Examples
+    --------
+    >>> d = paired_diff("7", "reuse", "default", [(0.30, 0.32), (0.40, 0.43), (0.50, 0.52)])
+    >>> d.verdict, str(d.diff)  # the ranges overlap, but every pair has reuse below
+    ('reuse lower', '-0.020 [-0.030, -0.020]')
+    >>> [paired_diff("8", "reuse", "default", p).verdict for p in
+    ...  ([(0.30, 0.29), (0.40, 0.43), (0.5, 0.52)], [(0.3, 0.4), (0.3, None), (0.3, 0.4)])]
+    ['no difference', 'not decided']
+    """
+    both = [(float(x), float(y)) for x, y in pairs if x is not None and y is not None]
+    if not both:
+        return PairedDiff(label, a, b, None, None, None, "not decided", None, unit, min_n)
+    sa, sb = Spread.of(x for x, _ in both), Spread.of(y for _, y in both)
+    d = Spread.of(x - y for x, y in both)
+    if d.n < min_n:
+        outcome, lower = "not decided", None
+    elif d.lo <= 0.0 <= d.hi:
+        outcome, lower = "no difference", None
+    else:
+        outcome, lower = "lower", (a if d.hi < 0.0 else b)
+    return PairedDiff(label, a, b, sa, sb, d, outcome, lower, unit, min_n)
+
+
+@dataclass(frozen=True)
+class Window:
+    """A whole-run statistic: each run's mean over ``steps`` (0-based), decided paired
+    (``paired``) and by :func:`compare` on the per-run values (``whole``)."""
+
+    name: str
+    steps: tuple[int, ...]
+    paired: PairedDiff
+    whole: Verdict
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "steps": list(self.steps), "paired": self.paired.to_dict(),
+                "whole": self.whole.to_dict()}
+
+
+@dataclass(frozen=True)
+class Paired:
+    """``a`` against ``b`` step by step over ``n`` paired repetitions (:func:`paired`)."""
+
+    a: str
+    b: str
+    n: int
+    steps: tuple[PairedDiff, ...]
+    windows: tuple[Window, ...]
+
+    @property
+    def chance(self) -> float:
+        """The probability that a step with no real difference is called lower in one given
+        direction: ``2 ** -n`` (``n`` symmetric, continuous differences all on one side)."""
+        return 2.0 ** -self.n if self.n else 1.0
+
+    def count(self, verdict: str) -> int:
+        """How many steps have ``verdict`` (``"<arm> lower"``, ``"no difference"``...)."""
+        return sum(1 for s in self.steps if s.verdict == verdict)
+
+    def lower_at(self, arm: str) -> list[int]:
+        """The steps (1-based positions) where ``arm`` is lower."""
+        return [i + 1 for i, s in enumerate(self.steps) if s.lower == arm]
+
+    def to_dict(self) -> dict[str, Any]:
+        verdicts = (f"{self.a} lower", f"{self.b} lower", "no difference", "not decided")
+        return {"a": self.a, "b": self.b, "n": self.n, "chance": self.chance,
+                "steps": [s.to_dict() for s in self.steps],
+                "windows": [w.to_dict() for w in self.windows],
+                "counts": {v: self.count(v) for v in verdicts}}
+
+
+def _mean(values: Sequence[float | None], steps: Sequence[int]) -> float | None:
+    vs = [v for i in steps if (v := values[i]) is not None]
+    return sum(vs) / len(vs) if len(vs) == len(steps) else None
+
+
+def paired(a: str, b: str, reps: Sequence[tuple[Sequence[float | None], Sequence[float | None]]],
+           *, windows: Mapping[str, Sequence[int]] | None = None,
+           labels: Sequence[str] | None = None, min_n: int = MIN_REPEATS,
+           unit: str = "cores") -> Paired:
+    """Decide ``a`` against ``b`` per step and over whole runs, pairing run ``i`` of each.
+
+    ``reps`` holds one ``(values_a, values_b)`` per repetition in which both arms ran: each
+    arm's value at every step of the same trace (``None`` where a step has none), all of one
+    length. ``windows`` names the whole-run statistics: name -> the steps (0-based) whose mean
+    is a run's value (``None``: ``{"mean": every step}``); each is decided paired and by
+    :func:`compare` on the per-run values (the whole-run comparison). ``labels`` name the
+    steps (default ``"1"``, ``"2"``, ...).
+
+    Examples
+    --------
+    >>> p = paired("reuse", "default", [([0.20, 0.30], [0.25, 0.31]),
+    ...                                 ([0.22, 0.28], [0.26, 0.27]),
+    ...                                 ([0.21, 0.29], [0.24, 0.33])])
+    >>> [s.verdict for s in p.steps], str(p.steps[0].diff)
+    (['reuse lower', 'no difference'], '-0.040 [-0.050, -0.030]')
+    >>> w = p.windows[0]
+    >>> w.steps, w.paired.verdict, str(w.paired.diff), w.whole.outcome, w.whole.lower
+    ((0, 1), 'reuse lower', '-0.030 [-0.035, -0.015]', 'lower', 'reuse')
+    >>> p.count("reuse lower"), p.lower_at("default"), p.chance
+    (1, [], 0.125)
+    """
+    n_steps = len(reps[0][0]) if reps else len(labels or ())
+    for i, (va, vb) in enumerate(reps):
+        if len(va) != n_steps or len(vb) != n_steps:
+            raise SparkRuntimeError(f"repetition {i + 1}: {len(va)} steps of {a} and {len(vb)} "
+                                    f"of {b}, {n_steps} expected (the same steps in every run)")
+    names = list(labels) if labels is not None else [str(i + 1) for i in range(n_steps)]
+    if len(names) != n_steps:
+        raise SparkRuntimeError(f"{len(names)} labels for {n_steps} steps")
+    steps = tuple(paired_diff(names[i], a, b, [(va[i], vb[i]) for va, vb in reps],
+                              min_n=min_n, unit=unit) for i in range(n_steps))
+    wins = []
+    for name, idx in (windows if windows is not None else {"mean": range(n_steps)}).items():
+        idx = tuple(idx)
+        if not idx or any(not 0 <= i < n_steps for i in idx):
+            raise SparkRuntimeError(f"window {name!r}: steps {list(idx)} not among the "
+                                    f"{n_steps} steps")
+        per = [(_mean(va, idx), _mean(vb, idx)) for va, vb in reps]
+        wins.append(Window(name, idx, paired_diff(name, a, b, per, min_n=min_n, unit=unit),
+                           compare(a, [x for x, _ in per if x is not None], b,
+                                   [y for _, y in per if y is not None], min_n=min_n, unit=unit)))
+    return Paired(a, b, len(reps), steps, tuple(wins))

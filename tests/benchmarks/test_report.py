@@ -185,3 +185,71 @@ def test_markers_shown_as_examples_are_not_blocks(repo: Path) -> None:
     _edit(repo, "Issue 24:", "```markdown\n<!-- report:nope -->\n<!-- /report:nope -->\n```\n\n"
           "A sentence takes `<!-- verdict:NAME -->` on its line.\n\nIssue 24:")
     assert report.check(repo) == []
+
+
+def _decided_raw() -> dict:
+    """A small raw file as ``benchmarks/decide.py`` writes it: 3 steps, 3 repetitions per arm,
+    Reuse below Default at steps 1 and 3, the runs drifting up by 0.1 a repetition."""
+    base = {"default-inplace": [0.50, 0.30, 0.40], "reuse-inplace": [0.45, 0.31, 0.30]}
+    tweak = {1: 0.02, 2: -0.02}  # step 2's paired difference: +0.03, -0.01, +0.01
+    runs = [{"rep": i, "arm": a, "ok": True, "seconds": 100.0,
+             "values": [round(v + 0.1 * i + (tweak.get(i, 0.0) if a == "reuse-inplace"
+                                             and k == 1 else 0.0), 4)
+                        for k, v in enumerate(base[a])], "rows": []}
+            for i in (1, 2, 3) for a in base]
+    return {"provenance": {"command": "python benchmarks/decide.py fig3-riot --reps 3",
+                           "commit": "fedcba9876543210", "dirty": False,
+                           "time": "2026-11-28T09:00:00Z",
+                           "machine": {"cpu": "AMD EPYC", "cores": 2, "memory_gib": 23.4,
+                                       "python": "3.11.7", "pyspark": "4.0.1"}},
+            "comparison": {"name": "fig3-riot", "arms": ["default-inplace", "reuse-inplace"],
+                           "pairs": [["reuse-inplace", "default-inplace"]]},
+            "results": {"kind": "trace", "statistic": "cores", "reps": 3,
+                        "labels": ["submit a", "submit b", "remove a"],
+                        "windows": {"peak": [0, 1], "mean": [0, 1, 2]}, "runs": runs}}
+
+
+def test_a_decided_comparison_renders_and_its_verdict_is_checked(tmp_path: Path) -> None:
+    bench = tmp_path / "docs" / "bench"
+    bench.mkdir(parents=True)
+    (bench / "decide_fig3_riot.json").write_text(json.dumps(_decided_raw()), encoding="utf-8")
+    page = tmp_path / "BENCHMARKS.md"
+    page.write_text("# Figure 3\n\n<!-- report:decide_fig3_riot -->\n<!-- /report:decide_fig3_riot"
+                    " -->\n\n- <!-- verdict:decide_fig3_riot --> Reuse below Default: met.\n",
+                    encoding="utf-8")
+    # rendered; and "met" needs the runs' spread rule too, so the line's word is wrong
+    problems = report.render_all(tmp_path)
+    assert len(problems) == 1 and "the line says 'met'" in problems[0]
+    assert "gives 'no difference'" in problems[0]
+    text = page.read_text(encoding="utf-8")
+    assert "**reuse-inplace against default-inplace**: 3 paired runs" in text
+    assert ("| 1 | submit a | 0.650 [0.550, 0.750] | 0.700 [0.600, 0.800] | "
+            "-0.050 [-0.050, -0.050] | reuse-inplace lower |") in text
+    assert ("| 2 | submit b | 0.490 [0.430, 0.610] | 0.500 [0.400, 0.600] | "
+            "0.010 [-0.010, 0.030] | no difference |") in text
+    assert "| 3 | remove a |" in text and "-0.100 [-0.100, -0.100] | reuse-inplace lower |" in text
+    # whole runs: paired, peak and mean are decided; the drift hides them from the runs' ranges
+    assert "| peak (steps 1-2) |" in text and "| mean (steps 1-3) |" in text
+    assert "| reuse-inplace lower | no difference |" in text
+    assert "Per step, of 3: reuse-inplace lower at 2, default-inplace lower at 0, no " \
+           "difference at 1, not decided at 0" in " ".join(text.split())
+    assert "commit fedcba9876" in text
+    page.write_text(text.replace("Default: met.", "Default: no difference."), encoding="utf-8")
+    assert report.check(tmp_path) == []
+    # the table is regenerated from the runs: a run changed by hand changes it
+    raw = _decided_raw()
+    raw["results"]["runs"][0]["values"][0] = 0.1
+    (bench / "decide_fig3_riot.json").write_text(json.dumps(raw), encoding="utf-8")
+    assert any("report:decide_fig3_riot differs" in p for p in report.check(tmp_path))
+
+
+def test_decided_verdicts() -> None:
+    raw = report.body(_decided_raw())
+    assert report._decided_verdict([raw]) == "no difference"
+    for r in raw["runs"]:  # no drift: the runs' ranges part too
+        r["values"] = [v - 0.1 * r["rep"] for v in r["values"]]
+    assert report._decided_verdict([raw]) == "met"
+    raw["comparison"]["pairs"] = [["default-inplace", "reuse-inplace"]]
+    assert report._decided_verdict([raw]) == "missed"
+    raw["runs"] = raw["runs"][:4]
+    assert report._decided_verdict([raw]) == "not decided"
