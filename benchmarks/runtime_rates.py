@@ -187,13 +187,14 @@ def apps_cell(mode: str, rate: float, args: argparse.Namespace, flows: dict[str,
     from reuse.runtime.apps.coordinator import start_apps
     from reuse.runtime.common.execution import emitted_bound
     from reuse.runtime.measure import percentile
+    from reuse.runtime.spec import RunSpec
 
     root = Path(tempfile.mkdtemp(prefix=f"rates-{mode.replace('/', '-')}-"))
-    coord = start_apps(flows, root=root, mode=how, master=args.master, rate=rate,
-                       trigger_s=args.trigger, pi_iterations=args.pi_iterations,
-                       workers=2 if args.master.startswith("spark://") else None,
-                       **{k: v for k, v in ksafe.items() if k != "match"},
-                       match=ksafe.get("match", "exact"))
+    spec = RunSpec.of(mode=how, root=root, master=args.master, rate=rate,
+                      trigger_s=args.trigger, pi_iterations=args.pi_iterations,
+                      replicas="apps", **{k: v for k, v in ksafe.items() if k != "replicas"})
+    coord = start_apps(flows, spec,
+                       workers=2 if args.master.startswith("spark://") else None)
     if args.master.startswith("spark://"):
         from reuse.runtime.cluster import pids
 

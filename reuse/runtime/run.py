@@ -450,14 +450,7 @@ def _apps_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], spec: RunSpec,
     check_apps(spec.k_safe, spec.replicate_min_users, workers=workers)
     from reuse.runtime.apps.coordinator import apps_run
 
-    return apps_run(flows, ops, root=Path(spec.root),  # type: ignore[arg-type]
-                    k_safe=spec.k_safe, replicate_min_users=spec.replicate_min_users,
-                    mode=spec.policy.mode.value, match=spec.match, master=spec.master,
-                    workers=workers, rate=spec.rate, trigger_s=spec.trigger_s,
-                    pi_iterations=spec.pi_iterations, shards=spec.shards,
-                    max_events=spec.max_events, data_dir=spec.data_dir,
-                    step_seconds=spec.step_seconds, warmup_s=spec.warmup_s,
-                    check=spec.check, dead_s=spec.dead_s, progress=progress)
+    return apps_run(flows, ops, spec, workers=workers, progress=progress)
 
 
 def _reachable(broker: Any) -> None:

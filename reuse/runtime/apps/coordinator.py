@@ -55,6 +55,7 @@ from reuse.runtime.common.execution import emitted_bound
 from reuse.runtime.common.files import read_json, write_json
 from reuse.runtime.control import OpLog, OutputLog, Registry, longest_gap
 from reuse.runtime.measure import CpuMeter, percentile
+from reuse.runtime.spec import RunSpec
 
 __all__ = ["Child", "Consumer", "Coordinator", "apps_run", "start_apps"]
 
@@ -378,28 +379,31 @@ def _instance_master(master: str, k: int) -> tuple[str, dict[str, str]]:
     return master, {}
 
 
-def start_apps(flows: Mapping[str, Dataflow], *, root: str | os.PathLike[str], k_safe: int,
-               replicate_min_users: int = 2, mode: str = "reuse", match: str = "exact",
-               master: str = "local[2]", rate: float = 10.0, trigger_s: float = 2.0,
-               pi_iterations: int = 1600, shards: int | None = None,
-               max_events: int | None = None, data_dir: str | os.PathLike[str] | None = None,
-               workers: int | None = None, dead_s: float | None = None,
+def start_apps(flows: Mapping[str, Dataflow], spec: RunSpec, *, workers: int | None = None,
                progress: Callable[[str], None] | None = None) -> Coordinator:
     """Start a run's Redis and its K+1 instances and wait until each has run a batch; the
-    coordinator, which owns them (:meth:`Coordinator.close`). The benchmarks drive it
-    directly; :func:`apps_run` replays a trace on it."""
+    coordinator, which owns them (:meth:`Coordinator.close`). ``spec`` (``--replicas apps``)
+    is the run's one configuration: K, U, the policy's mode, match, master, pace, shards,
+    batch bound, data and the heartbeat timeout (``dead_s``; default three triggers, at least
+    5 s). ``workers``: a standalone cluster's workers (each instance needs one). The
+    benchmarks drive it directly; :func:`apps_run` replays a trace on it."""
     from reuse.core.paths import riotbench_dir
     from reuse.runtime.common.planners import make_planner
     from reuse.runtime.dataplane.redis_bus import start_redis
 
+    if spec.root is None or not spec.replicated_apps:
+        raise SparkRuntimeError("a run across applications needs a spec with --replicas apps "
+                                "and a run directory")
+    k_safe, replicate_min_users, trigger_s = spec.k_safe, spec.replicate_min_users, spec.trigger_s
+    mode, match, rate = spec.policy.mode.value, spec.match, spec.rate
     check_apps(k_safe, replicate_min_users, workers=workers)
     make_planner(mode == "reuse", match)  # a meaningless --match fails before anything starts
-    root = Path(root).resolve()
+    root = Path(spec.root).resolve()
     if (root / "apps.json").exists():
         raise SparkRuntimeError("already holds a run (apps.json): choose a new --root",
                                 file=str(root))
     (root / "apps").mkdir(parents=True, exist_ok=True)
-    inst_master, conf = _instance_master(master, k_safe)
+    inst_master, conf = _instance_master(spec.master, k_safe)
     meter = CpuMeter().start()
     broker = start_redis(root / "redis")
     meter.add_roots([broker.pid])
@@ -407,12 +411,14 @@ def start_apps(flows: Mapping[str, Dataflow], *, root: str | os.PathLike[str], k
     start = emitted_bound(t0, rate) + 1
     base = InstanceSpec(id="", home=False, run=RUN, redis=broker.url, root="", t0=t0,
                         start_seq=start, flows=[f.to_dict() for f in flows.values()],
-                        mode=mode, match=match, master=inst_master, shards=shards,
-                        max_events=max_events, rate=rate, trigger_s=trigger_s,
-                        pi_iterations=pi_iterations, data_dir=str(riotbench_dir(data_dir)),
+                        mode=mode, match=match, master=inst_master, shards=spec.shards,
+                        max_events=spec.max_events, rate=rate, trigger_s=trigger_s,
+                        pi_iterations=spec.pi_iterations,
+                        data_dir=str(riotbench_dir(spec.data_dir)),
                         min_users=replicate_min_users, conf=conf)
-    coord = Coordinator(root, base, k_safe, flows, dead_s=dead_s or max(3 * trigger_s, 5.0),
-                        meter=meter, log=progress)
+    coord = Coordinator(root, base, k_safe, flows,
+                        dead_s=spec.dead_s or max(3 * trigger_s, 5.0), meter=meter,
+                        log=progress)
     coord.broker = broker
     try:
         coord.oplog.open(start)
@@ -429,28 +435,26 @@ def start_apps(flows: Mapping[str, Dataflow], *, root: str | os.PathLike[str], k
     return coord
 
 
-def apps_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], *, root: str | os.PathLike[str],
-             k_safe: int, step_seconds: float = 60.0, warmup_s: float = 10.0,
-             check: bool = True, on_step: Callable[[int, Coordinator], None] | None = None,
-             progress: Callable[[str], None] | None = None,
-             **kwargs: Any) -> list[dict[str, Any]]:
-    """Replay ``ops`` on K+1 instances replicated across applications; the CSV rows of
-    :func:`reuse.runtime.run.run_trace` (columns it cannot fill are empty). ``kwargs``: those
-    of :func:`start_apps`.
+def apps_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], spec: RunSpec, *,
+             workers: int | None = None,
+             on_step: Callable[[int, Coordinator], None] | None = None,
+             progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """Replay ``ops`` on K+1 instances replicated across applications (:func:`start_apps`);
+    the CSV rows of :func:`reuse.runtime.run.run_trace` (columns it cannot fill are empty),
+    with the spec's warm-up, step length and check.
 
     ``on_step(n, coordinator)`` is called as step ``n`` begins (the fault benchmark and the
-    test kill an instance there); ``dead_s``: a heartbeat older than this is a dead instance
-    (default: three triggers).
+    test kill an instance there).
     """
     check_trace(ops, flows)
-    coord = start_apps(flows, root=root, k_safe=k_safe, progress=progress, **kwargs)
+    coord = start_apps(flows, spec, workers=workers, progress=progress)
     try:
-        coord.hold(warmup_s)
-        rows = _steps(coord, ops, step_seconds, on_step, progress)
+        coord.hold(spec.warmup_s)
+        rows = _steps(coord, ops, spec.step_seconds, on_step, progress)
         stop_cut = coord.stop()
         coord.consumer.read(sorted(coord.streams))
         coord.write_apps()
-        if check:
+        if spec.check:
             _account(coord, rows, stop_cut)
         _report_streams(coord, stop_cut)
         return rows

@@ -49,6 +49,7 @@ def test_a_killed_driver_pauses_no_output_and_a_replacement_joins_warm(tmp_path:
     if shutil.which("redis-server") is None:
         pytest.skip(missing("redis", "redis-server is not installed"))
     from reuse.runtime.apps.coordinator import Coordinator, apps_run
+    from reuse.runtime.spec import RunSpec
 
     killed: dict[str, Any] = {}
 
@@ -56,13 +57,26 @@ def test_a_killed_driver_pauses_no_output_and_a_replacement_joins_warm(tmp_path:
         if n == 2:  # one driver, mid-step
             victim = next(c for c in coord.live() if c.spec.id == "i1")
 
+            def working() -> bool:  # it ran a batch with tasks, on an executor
+                reg = {i.id: i for i in coord.registry.instances()}.get("i1")
+                return reg is not None and bool(reg.executors)
+
             def kill() -> None:
+                # a loaded machine can start an instance's first working batch after step 2
+                # began: the kill is of a driver that works, so wait for that first
+                deadline = time.time() + 90
+                while not working() and time.time() < deadline:
+                    time.sleep(0.2)
                 time.sleep(3.0)
                 killed.update(pid=victim.pid, ms=time.time() * 1000)
                 os.killpg(victim.pid, signal.SIGKILL)
 
-            threading.Thread(target=kill, daemon=True).start()
+            killer = threading.Thread(target=kill, daemon=True)
+            killer.start()
+            killed["thread"] = killer
         elif n == 5:  # once K-safe again: every instance at once
+            killed["thread"].join(timeout=120)
+            assert "pid" in killed, "i1 never ran a working batch to be killed in"
             deadline = time.time() + 60
             while coord.events and coord.events[0]["restored_ms"] is None:
                 assert time.time() < deadline, "K-safety was not restored within 60 s"
@@ -77,9 +91,9 @@ def test_a_killed_driver_pauses_no_output_and_a_replacement_joins_warm(tmp_path:
     ops = [Op("submit", "twin-a"), Op("submit", "twin-b"), Op("submit", "clean-sys"),
            Op("remove", "twin-b"), Op("submit", "twin-b")]
     root = tmp_path / "run"
-    rows = apps_run(_flows(), ops, root=root, k_safe=1, replicate_min_users=1,
-                    step_seconds=8.0, rate=10.0, trigger_s=TRIGGER, warmup_s=2.0,
-                    on_step=on_step)
+    spec = RunSpec.of(root=root, replicas="apps", k_safe=1, replicate_min_users=1,
+                      step_seconds=8.0, rate=10.0, trigger_s=TRIGGER, warmup_s=2.0)
+    rows = apps_run(_flows(), ops, spec, on_step=on_step)
 
     apps = json.loads((root / "apps.json").read_text())
     by_id = {i["id"]: i for i in apps["instances"]}
