@@ -29,10 +29,12 @@ class Broker:
     pid: int
     port: int
     proc: subprocess.Popen[bytes]
+    password: str | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        auth = f":{self.password}@" if self.password else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
 
     def bus(self) -> RedisBus:
         return RedisBus(self.url)
@@ -55,14 +57,18 @@ def free_port() -> int:
 
 
 def start_redis(workdir: str | os.PathLike[str], port: int | None = None, *,
-                durable: bool = False) -> Broker:
+                durable: bool = False, password: str | None = None) -> Broker:
     """Start redis-server (needs Debian's ``redis-server`` package) and wait until it answers.
 
     ``durable``: every write is in an append-only file under ``workdir`` (fsynced per write)
     before Redis answers it, and a server started again on the same ``workdir`` loads what the
     last one held: a broker-fed run's received events outlive its driver (issue 32). A server
     of an earlier process still running on ``workdir`` (a dead driver's child) is stopped
-    first, so two never write the same file."""
+    first, so two never write the same file.
+
+    ``password``: every client must authenticate with it (``requirepass``, in a config file
+    of mode 0600 rather than on the command line, which any local user can list); the
+    :attr:`Broker.url` carries it."""
     exe = shutil.which("redis-server")
     if exe is None:
         raise SparkRuntimeError("redis-server is not installed (apt-get install redis-server)")
@@ -74,10 +80,18 @@ def start_redis(workdir: str | os.PathLike[str], port: int | None = None, *,
         _stop_orphan(d / "redis.pid")
         keep = ["--appendonly", "yes", "--appendfsync", "always", "--pidfile",
                 str(d / "redis.pid")]
-    proc = subprocess.Popen([exe, "--bind", "127.0.0.1", "--port", str(port), "--save", "",
-                             *keep, "--dir", str(d), "--protected-mode", "yes"],
+    config: list[str] = []
+    if password is not None:
+        # in a config file of mode 0600, not on the command line (which ps shows to anyone)
+        conf = d / "auth.conf"
+        fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(f"requirepass {password}\n")
+        config = [str(conf)]
+    proc = subprocess.Popen([exe, *config, "--bind", "127.0.0.1", "--port", str(port), "--save",
+                             "", *keep, "--dir", str(d), "--protected-mode", "yes"],
                             stdout=open(d / "redis.log", "ab"), stderr=subprocess.STDOUT)
-    broker = Broker(proc.pid, port, proc)
+    broker = Broker(proc.pid, port, proc, password)
     deadline = time.time() + 20
     while True:
         try:

@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from reuse.runtime.common.files import read_json, write_json
+from reuse.runtime.common.run_secrets import run_secret
 from reuse.runtime.dataplane.broker_feed import (
     RECORDED,
     dump_recorded,
@@ -165,7 +166,9 @@ class BrokerInput:
         if bus_url is None:
             from reuse.runtime.dataplane.redis_bus import start_redis
 
-            self._redis = start_redis(self.root / "redis", durable=True)
+            # its own password (issue 34: a client without the run's secret is refused)
+            self._redis = start_redis(self.root / "redis", durable=True,
+                                      password=run_secret(self.root, "redis"))
             self.bus: Bus = self._redis.bus()
         else:
             self.bus = RedisBus(bus_url)
