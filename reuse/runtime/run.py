@@ -415,9 +415,11 @@ def _start_bus(spec: RunSpec, meter: CpuMeter) -> tuple[RedisBroker | None, Bus 
     if spec.engine == "inplace":
         return None, None
     if spec.bus == "redis":
+        from reuse.runtime.common.run_secrets import run_secret
         from reuse.runtime.dataplane.redis_bus import start_redis
 
-        broker = start_redis(Path(spec.root) / "redis")  # type: ignore[arg-type]
+        root = Path(spec.root)  # type: ignore[arg-type]
+        broker = start_redis(root / "redis", password=run_secret(root, "redis"))
         meter.add_roots([broker.pid])
         return broker, broker.bus()
     from reuse.runtime.dataplane.bus import FileBus

@@ -53,7 +53,9 @@ from reuse.runtime.apps.instance import InstanceSpec, sink_stream
 from reuse.runtime.apps.roles import check_apps, instance_tasks
 from reuse.runtime.common.execution import emitted_bound
 from reuse.runtime.common.files import read_json, write_json
+from reuse.runtime.common.run_secrets import run_secret
 from reuse.runtime.control import OpLog, OutputLog, Registry, longest_gap
+from reuse.runtime.dataplane.redis_bus import shown_url
 from reuse.runtime.measure import CpuMeter, percentile
 from reuse.runtime.spec import RunSpec
 
@@ -221,7 +223,7 @@ class Coordinator:
                        max_events=self.base.max_events if max_events is None else max_events)
         Path(spec.root).mkdir(parents=True, exist_ok=True)
         path = self.root / "apps" / f"{iid}.spec.json"
-        write_json(path, spec.as_dict())
+        write_json(path, spec.as_dict(), private=True)  # its Redis URL holds the password
         logf = open(self.root / "apps" / f"{iid}.log", "ab")  # noqa: SIM115 - the child's
         proc = subprocess.Popen([sys.executable, "-m", "reuse.runtime.apps.instance", str(path)],
                                 stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
@@ -329,7 +331,8 @@ class Coordinator:
                          "started_ms": c.started_ms, "died_ms": c.died_ms,
                          "frontier": r.frontier if r is not None else -1})
         path = self.root / "apps.json"
-        write_json(path, {"run": self.base.run, "redis": self.base.redis, "k_safe": self.k,
+        write_json(path, {"run": self.base.run, "redis": shown_url(self.base.redis),
+                          "k_safe": self.k,
                           "replicate_min_users": self.base.min_users, "instances": inst,
                           "replacements": self.events})
         return path
@@ -405,7 +408,7 @@ def start_apps(flows: Mapping[str, Dataflow], spec: RunSpec, *, workers: int | N
     (root / "apps").mkdir(parents=True, exist_ok=True)
     inst_master, conf = _instance_master(spec.master, k_safe)
     meter = CpuMeter().start()
-    broker = start_redis(root / "redis")
+    broker = start_redis(root / "redis", password=run_secret(root, "redis"))
     meter.add_roots([broker.pid])
     t0 = int(time.time() * 1000)
     start = emitted_bound(t0, rate) + 1

@@ -64,12 +64,19 @@ def read_batches(root: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return out
 
 
-def write_json(path: str | os.PathLike[str], data: Any) -> None:
-    """Atomic JSON write (temporary file + rename): readers see the old or the new file."""
+def write_json(path: str | os.PathLike[str], data: Any, *, private: bool = False) -> None:
+    """Atomic JSON write (temporary file + rename): readers see the old or the new file.
+    ``private``: the file has mode 0600 from its creation (it holds a run's secret)."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+    text = json.dumps(data, separators=(",", ":"))
+    if private:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, p)
 
 

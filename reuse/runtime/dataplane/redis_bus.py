@@ -19,7 +19,7 @@ from pathlib import Path
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.dataplane.bus import RedisBus
 
-__all__ = ["Broker", "start_redis", "free_port"]
+__all__ = ["Broker", "start_redis", "free_port", "shown_url"]
 
 
 @dataclass
@@ -47,6 +47,17 @@ class Broker:
             except subprocess.TimeoutExpired:
                 os.kill(self.pid, signal.SIGKILL)
                 self.proc.wait(timeout=5)
+
+
+def shown_url(url: str) -> str:
+    """A Redis URL fit for a file anyone may read: its password masked.
+
+    >>> shown_url("redis://:s3cret@127.0.0.1:6379/0"), shown_url("redis://127.0.0.1:6379/0")
+    ('redis://:***@127.0.0.1:6379/0', 'redis://127.0.0.1:6379/0')
+    """
+    import re
+
+    return re.sub(r"//([^/@]*):[^/@]*@", r"//\1:***@", url)
 
 
 def free_port() -> int:

@@ -97,6 +97,10 @@ def test_a_killed_driver_pauses_no_output_and_a_replacement_joins_warm(tmp_path:
 
     apps = json.loads((root / "apps.json").read_text())
     by_id = {i["id"]: i for i in apps["instances"]}
+    # the run's Redis takes the run's password (issue 34): masked where anyone may read it,
+    # only in the instances' specs, which only the user can read
+    assert ":***@" in apps["redis"]
+    assert all(p.stat().st_mode & 0o077 == 0 for p in (root / "apps").glob("*.spec.json"))
     assert set(by_id) == {"i0", "i1", "i2", "i3", "i4"}
     assert all(i["driver_pid"] > 0 for i in by_id.values())
     # every instance that registered a batch names its executors, and the two that ran from
