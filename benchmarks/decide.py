@@ -59,6 +59,7 @@ for _p in (ROOT, ROOT / "benchmarks"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
+from children import run_child  # noqa: E402
 from decisions import COMPARISONS, JVM_START_S, Comparison, get, total_seconds  # noqa: E402
 from provenance import raw_file  # noqa: E402
 
@@ -96,18 +97,11 @@ def commands(c: Comparison, reps: int, out: str = "TMP/cell.json") -> list[list[
 
 def _spawn(argv: list[str]) -> dict[str, Any] | None:
     """Run ``argv``, echo its output, return its ``RESULT`` line's JSON (``None``: failed)."""
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, cwd=ROOT)
-    result = None
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if line.startswith("RESULT "):
-            result = json.loads(line[7:])
-        else:
-            print(line, end="", flush=True)
-    if proc.wait() != 0 or result is None:
-        print(f"  run failed (exit {proc.returncode}): {shlex.join(argv)}", flush=True)
+    code, result = run_child(argv, cwd=ROOT)
+    if code != 0 or result is None:
+        print(f"  run failed (exit {code}): {shlex.join(argv)}", flush=True)
         return None
-    return result
+    return dict(result)
 
 
 def run_arm(c: Comparison, arm: str) -> dict[str, Any] | None:

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -262,18 +261,12 @@ def shard_stats(root: Path, ms0: float, ms1: float) -> dict[str, Any]:
 
 
 def _child(mode: str, rate: float) -> dict[str, Any]:
-    cmd = [sys.executable, *sys.argv, "--only", f"{mode}@{rate}"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    result = None
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if line.startswith("RESULT "):
-            result = json.loads(line[7:])
-        else:
-            print(line, end="", flush=True)
-    if proc.wait() != 0 or result is None:
+    from children import run_child
+
+    code, result = run_child([sys.executable, *sys.argv, "--only", f"{mode}@{rate}"])
+    if code != 0 or result is None:
         return {"mode": mode, "rate": rate, "failed": True}
-    return result
+    return dict(result)
 
 
 def show(r: dict[str, Any], floor: dict[str, Any] | None) -> None:

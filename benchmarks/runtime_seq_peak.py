@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -158,19 +157,13 @@ def _child(mode: str, check: bool = True) -> Any:
     """Run one mode in its own Python process (its own JVM), so neither mode inherits the
     other's JIT state, threads or garbage. A failed run ends the benchmark, or with ``check``
     false is reported and gives ``None`` (a repetition among others)."""
-    cmd = [sys.executable, *sys.argv, "--only-mode", mode]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    result = None
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if line.startswith("RESULT "):
-            result = json.loads(line[7:])
-        else:
-            print(line, end="", flush=True)
-    if proc.wait() != 0 or result is None:
+    from children import run_child
+
+    code, result = run_child([sys.executable, *sys.argv, "--only-mode", mode])
+    if code != 0 or result is None:
         if check:
-            raise SystemExit(f"{mode} run failed (exit {proc.returncode})")
-        print(f"  {mode} run failed (exit {proc.returncode})", flush=True)
+            raise SystemExit(f"{mode} run failed (exit {code})")
+        print(f"  {mode} run failed (exit {code})", flush=True)
         return None
     return result
 
