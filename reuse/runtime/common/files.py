@@ -64,20 +64,22 @@ def read_batches(root: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return out
 
 
-def write_json(path: str | os.PathLike[str], data: Any, *, private: bool = False) -> None:
-    """Atomic JSON write (temporary file + rename): readers see the old or the new file.
-    ``private``: the file has mode 0600 from its creation (it holds a run's secret)."""
+def write_text(path: str | os.PathLike[str], text: str, *, private: bool = False) -> None:
+    """Atomic text write (temporary file + rename): readers see the old or the new file.
+    ``private``: the file has mode 0600 from its creation, never readable by others (it holds
+    a run's secret)."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
-    text = json.dumps(data, separators=(",", ":"))
-    if private:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    else:
-        tmp.write_text(text, encoding="utf-8")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o666)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
     os.replace(tmp, p)
+
+
+def write_json(path: str | os.PathLike[str], data: Any, *, private: bool = False) -> None:
+    """Atomic JSON write (:func:`write_text`)."""
+    write_text(path, json.dumps(data, separators=(",", ":")), private=private)
 
 
 def write_records(sinks_dir: str | os.PathLike[str], task: str, key: str, text: str) -> None:

@@ -12,6 +12,8 @@ import os
 import secrets as _random  # the standard library's
 from pathlib import Path
 
+from reuse.runtime.common.files import write_text
+
 __all__ = ["run_secret"]
 
 
@@ -34,10 +36,5 @@ def run_secret(root: str | os.PathLike[str], name: str) -> str:
     except FileNotFoundError:
         pass
     value = _random.token_urlsafe(32)
-    # created with 0600 from the start (no moment when others could read it), atomically
-    tmp = folder / f".{name}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="ascii") as fh:
-        fh.write(value)
-    os.replace(tmp, path)
+    write_text(path, value, private=True)  # 0600 from its creation, atomically
     return value

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reuse.runtime import SparkRuntimeError
+from reuse.runtime.common.files import write_text
 from reuse.runtime.dataplane.bus import RedisBus
 
 __all__ = ["Broker", "start_redis", "free_port", "shown_url"]
@@ -95,9 +96,7 @@ def start_redis(workdir: str | os.PathLike[str], port: int | None = None, *,
     if password is not None:
         # in a config file of mode 0600, not on the command line (which ps shows to anyone)
         conf = d / "auth.conf"
-        fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(f"requirepass {password}\n")
+        write_text(conf, f"requirepass {password}\n", private=True)
         config = [str(conf)]
     proc = subprocess.Popen([exe, *config, "--bind", "127.0.0.1", "--port", str(port), "--save",
                              "", *keep, "--dir", str(d), "--protected-mode", "yes"],
