@@ -439,17 +439,14 @@ def _engine(spark: SparkSession, spec: RunSpec, bus: Bus | None,
 
 def _apps_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], spec: RunSpec,
               progress: Callable[[str], None] | None) -> list[dict[str, Any]]:
-    """``--replicas apps``: check what needs the cluster (its workers), then hand over to the
-    coordinator (the spec refused what it cannot run)."""
-    from reuse.runtime.apps.roles import check_apps
-
+    """``--replicas apps``: count the cluster's workers and hand over to the coordinator, which
+    checks there are K+1 of them before anything starts (the spec refused the rest)."""
     workers = None
     if spec.master.startswith("spark://"):
         from reuse.runtime.cluster import DEFAULT_DIR, pids
 
         workers = sum(1 for r in pids(spec.cluster_dir or DEFAULT_DIR)
                       if r.startswith("worker"))
-    check_apps(spec.k_safe, spec.replicate_min_users, workers=workers)
     from reuse.runtime.apps.coordinator import apps_run
 
     return apps_run(flows, ops, spec, workers=workers, progress=progress)
