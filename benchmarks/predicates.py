@@ -125,7 +125,7 @@ class Batches:
 def compare(name: str, tasks: list[dict[str, Any]], args: argparse.Namespace,
             ) -> dict[str, Any]:
     """Fused vs unfused on ``tasks``, interleaved; printed and returned."""
-    from reuse.runtime.engines.shared.predicates import predicate_groups
+    from reuse.runtime.common.predicates import predicate_groups
 
     groups = predicate_groups(tasks)
     members = {m for g in groups for m in g.members}

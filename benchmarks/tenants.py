@@ -58,11 +58,11 @@ def peaks(flows: list[Any], trace: str, figures: bool = False) -> dict[str, Any]
 def executed_at_peak(flows: list[Any]) -> dict[str, dict[str, int]]:
     """Running tasks at the SEQ peak (every tenant present), sources included, logical and
     *executed*: a predicate group (issue 25, item 4: filters of one type over the same parents,
-    run in one pass by the shard, :func:`reuse.runtime.engines.shared.predicates.predicate_groups`)
+    run in one pass by the shard, :func:`reuse.runtime.common.predicates.predicate_groups`)
     counted once, as if the whole peak ran in one shard (the most it can fold)."""
     from reuse.core.traces import seq_trace
     from reuse.runtime.common.planners import make_planner
-    from reuse.runtime.engines.shared.predicates import predicate_groups
+    from reuse.runtime.common.predicates import predicate_groups
 
     by_id = {f.id: f for f in flows}
     out = {}

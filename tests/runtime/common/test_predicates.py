@@ -1,7 +1,7 @@
 """Shared predicate evaluation (issue 25, item 4): the grouping decision, and fused == unfused.
 
 The shard runs filter tasks of one type that read the same parents as one pass
-(:mod:`reuse.runtime.engines.shared.predicates`). Checked on the real RIoTBench SYS and TAXI
+(:mod:`reuse.runtime.common.predicates`). Checked on the real RIoTBench SYS and TAXI
 streams with the real task code: over random ranges, modes, Bloom training samples, windows and
 record flags, ``run_shard`` gives the same sink lines, states and counts with the groups as
 without (every member feeds a sink, and one feeds a stateful task); on a many-tenant deployment
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from reuse.core.errors import ReuseError
 from reuse.core.paths import riotbench_dir
 from reuse.runtime.accounting import reference_records
-from reuse.runtime.engines.shared.predicates import PredicateGroup, predicate_groups, split_cpu
+from reuse.runtime.common.predicates import PredicateGroup, predicate_groups, split_cpu
 from reuse.runtime.engines.shared.shard import run_shard
 from reuse.tasks.filters import BloomFilterCheck, RangeFilter
 from reuse.testing import deployed_at_zero, missing

@@ -79,7 +79,7 @@ def test_corrupt_frame_is_named_and_nothing_is_lost(bus: Bus, tmp_path: Path) ->
         run_batch(spec, {}, {}, messages)
     first = run_batch(spec, {}, {}, messages[:1])
     assert first["state"]["offsets"] == {TOPIC: keys[0]}
-    assert [r["q"] for r in first["sinks"]["out"]] == list(range(10))
+    assert [json.loads(r)["q"] for r in first["sinks"]["out"]] == list(range(10))
 
 
 # --- idempotent publishing (a re-run batch republishes under the same key) ------------------

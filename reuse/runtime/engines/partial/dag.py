@@ -36,11 +36,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reuse.runtime import SparkRuntimeError
-from reuse.runtime.common.execution import cached_task as _task
-from reuse.runtime.common.execution import record as _record
-from reuse.runtime.common.execution import task_kind
+from reuse.runtime.common.execution import cached_task, task_kind
 from reuse.runtime.common.files import read_json, write_json, write_records
 from reuse.runtime.common.states import BatchStates
+from reuse.runtime.common.window import SEQ, UNBOUNDED, run_window
 from reuse.runtime.dataplane.bus import make_bus
 from reuse.runtime.dataplane.frames import decode_frame, encode_frame
 
@@ -56,13 +55,17 @@ def run_batch(spec: Mapping[str, Any], control: Mapping[str, Any], state: Mappin
               ) -> dict[str, Any]:
     """Run the sub-DAG's tasks on one batch of bus messages ``(topic, key, frame)``.
 
-    Pure apart from the clock used to stamp sink records. Returns ``{"topics": {topic: frame},
-    "sinks": {task: [record]}, "state": new_state}``; the published frames are encoded here,
-    in the worker, like the input frames are decoded here. A malformed input frame raises
-    :class:`~reuse.runtime.dataplane.frames.FrameError` (naming its topic and key) before anything is
-    returned, so the batch fails and its offsets are not committed: nothing is skipped.
+    Pure apart from the clock used to stamp sink records. The tasks run in the one interpreter
+    of a window (:func:`~reuse.runtime.common.window.run_window`), unbounded (the batch is what
+    the bus delivered), each task's window its join cut ``J`` and end cut ``R``; what is the
+    partial DAG's own is where inputs come from (its other tasks' outputs, bus topics, and the
+    events a stateful join holds past the high-water mark). Returns ``{"topics": {topic:
+    frame}, "sinks": {task: [record line]}, "state": new_state}``; the published frames are
+    encoded here, in the worker, like the input frames are decoded here. A malformed input frame
+    raises :class:`~reuse.runtime.dataplane.frames.FrameError` (naming its topic and key) before
+    anything is returned, so the batch fails and its offsets are not committed: nothing is
+    skipped.
     """
-    clock = now_ms or (lambda: time.time() * 1000)
     opts = spec.get("opts", {})
     hw = dict(state.get("hw", {}))
     offsets = dict(state.get("offsets", {}))
@@ -77,48 +80,27 @@ def run_batch(spec: Mapping[str, Any], control: Mapping[str, Any], state: Mappin
     ends = {k: int(v) for k, v in control.get("end", {}).items()}
     starts = spec.get("start", {})
     internal = {t["id"] for t in spec["tasks"]}
-    states = dict(state.get("tasks", {}))
     held = dict(state.get("held", {}))
-    outputs: dict[str, list[dict[str, Any]]] = {}
-    sinks: dict[str, list[dict[str, Any]]] = {}
-    full = opts.get("record") == "full"
     recorded = set(control.get("record", []))
-    for t in spec["tasks"]:
+    tasks = [{**t, "kind": task_kind(t["type"], t["config"]), "start": int(starts.get(t["id"], 0)),
+              "end": ends.get(t["id"]), "record": t["id"] in recorded} for t in spec["tasks"]]
+    waits = {t["id"] for t in spec["tasks"]  # a stateful join with an input from another query
+             if len(t["parents"]) > 1 and any(p not in internal for p in t["parents"])}
+
+    def gather(t: Mapping[str, Any], outputs: Mapping[str, list[Any]]) -> list[Any]:
         tid = t["id"]
         merged: list[dict[str, Any]] = list(held.get(tid, []))
         for p in t["parents"]:
             merged.extend(outputs.get(p, []) if p in internal else ext.get(spec["topics"][p], []))
-        if not merged:
-            outputs[tid] = []
-            continue
-        merged.sort(key=lambda e: e["seq"])
-        kind = task_kind(t["type"], t["config"])
-        task = _task(t, opts, states.get(tid))
-        if (task.stateful and len(t["parents"]) > 1
-                and any(p not in internal for p in t["parents"])):
+        merged.sort(key=SEQ)
+        if tid in waits and merged and _stateful(t, opts):
             held[tid] = [e for e in merged if e["seq"] > qhw]
-            merged = [e for e in merged if e["seq"] <= qhw]
-        else:
-            held.pop(tid, None)
-        lo, hi = int(starts.get(tid, 0)), ends.get(tid)
-        out: list[dict[str, Any]] = []
-        recs: list[dict[str, Any]] = []
-        for ev in merged:
-            if ev["seq"] < lo or (hi is not None and ev["seq"] >= hi):
-                continue
-            res = task.process(ev)
-            if kind == "sink":
-                recs.append(_record(ev, clock(), full))
-            else:
-                out.extend(res)
-                if tid in recorded:  # a DAG's leaf task (no sink task): record its outputs
-                    now = clock()
-                    recs.extend(_record(r, now, full) for r in res)
-        outputs[tid] = out
-        if recs:
-            sinks[tid] = recs
-        if task.stateful:
-            states[tid] = task.get_state()
+            return [e for e in merged if e["seq"] <= qhw]
+        held.pop(tid, None)
+        return merged
+
+    res = run_window(tasks, 0, UNBOUNDED, state.get("tasks", {}), {**opts, "fuse_predicates": False},
+                     source=_no_source, gather=gather, now_ms=now_ms)
     limit = opts.get("limit")
     last = max(ends.values()) if ends else 0
     if limit is not None:
@@ -127,11 +109,20 @@ def run_batch(spec: Mapping[str, Any], control: Mapping[str, Any], state: Mappin
     topics = {}
     for tid in control.get("publish", []):
         if tid in internal:
-            lines = [json.dumps(e, separators=(",", ":")) for e in outputs.get(tid, [])]
+            lines = [json.dumps(e, separators=(",", ":")) for e in res.outputs.get(tid, [])]
             topics[spec["name_of"][tid]] = encode_frame(qhw, lines)
-    new_state = {"tasks": states, "hw": hw, "offsets": offsets, "held": held, "qhw": qhw,
-                 "final": final}
-    return {"topics": topics, "sinks": sinks, "state": new_state}
+    new_state = {"tasks": {**state.get("tasks", {}), **res.states}, "hw": hw,
+                 "offsets": offsets, "held": held, "qhw": qhw, "final": final}
+    return {"topics": topics, "sinks": res.sinks, "state": new_state}
+
+
+def _stateful(t: Mapping[str, Any], opts: Mapping[str, Any]) -> bool:
+    return bool(cached_task(t, opts, None).stateful)
+
+
+def _no_source(t: Mapping[str, Any], a: int, b: int) -> list[dict[str, Any]]:
+    raise SparkRuntimeError("a partial DAG runs no source task: its sources are queries of "
+                            "their own", task=str(t["id"]))
 
 
 #: The worker's output rows: a published topic's frame, a sink's records, or the new state.
@@ -149,8 +140,7 @@ def _worker(spec: dict[str, Any], control: dict[str, Any], state: dict[str, Any]
         res = run_batch(spec, control, state, messages)
         rows: list[tuple[str, str, str | None, bytes | None]]
         rows = [("topic", k, None, v) for k, v in res["topics"].items()]
-        rows += [("sink", k, "\n".join(json.dumps(r, separators=(",", ":")) for r in v) + "\n",
-                  None) for k, v in res["sinks"].items()]
+        rows += [("sink", k, "\n".join(v) + "\n", None) for k, v in res["sinks"].items()]
         rows.append(("state", "", json.dumps(res["state"], separators=(",", ":")), None))
         yield pd.DataFrame(rows, columns=["kind", "name", "text", "frame"])
 

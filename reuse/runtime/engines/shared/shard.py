@@ -4,34 +4,23 @@ Pure apart from the clock that stamps sink records (and the CPU clock that times
 so it is tested without Spark against the reference execution. The inplace engine calls it in
 Spark's Python workers, one call per shard per batch (:mod:`reuse.runtime.engines.shared.engine`).
 
-Event order is the reference execution's: a task receives its parents' outputs concatenated in
-parent order and stably sorted by source ``seq``, which is the order of processing one ``seq``
-at a time, whatever the batch boundaries. Sources are generated in the shard from the
-deterministic replay (:func:`reuse.runtime.common.execution.source_event`), so no source event passes
-through the driver or the bus.
+The tasks run in the one interpreter of a window (:func:`reuse.runtime.common.window.run_window`,
+which says what a task takes and in what order). Sources are generated in the shard from the
+deterministic replay (:func:`reuse.runtime.common.execution.source_event`), so no source event
+passes through the driver or the bus. What is the shard's own: seeding tasks a re-plan started
+(or replicas) with their predecessor's state, and running a batch as pieces at a re-plan's cuts.
 """
 
 from __future__ import annotations
 
 import copy
-import gc
 import json
-import time
-from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from operator import itemgetter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from reuse.runtime.common.execution import cached_task, record, record_line, source_event
+from reuse.runtime.common.execution import source_event
 from reuse.runtime.common.planners import stream_events_name
-from reuse.runtime.engines.shared.predicates import (
-    PredicateGroup,
-    compiled,
-    predicate_groups,
-    run_group,
-    split_cpu,
-)
+from reuse.runtime.common.window import no_gc, run_window
 
 if TYPE_CHECKING:
     from reuse.runtime.engines.shared.deploy import Epoch
@@ -63,18 +52,11 @@ def run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
 
     Notes
     -----
-    Filter tasks of one fusable type that read the same parents run as one predicate group
-    (:mod:`reuse.runtime.engines.shared.predicates`, issue 25, item 4) unless
-    ``opts["fuse_predicates"]`` is false: the same outputs, sinks and counts, each member billed
-    a share of the group's CPU. The flag is not passed on to the tasks, so both settings build
-    and cache the same task objects.
-
-    The cyclic garbage collector is paused for the call (:func:`_no_gc`): a batch holds every
-    event it makes until it returns, and those many live dicts made the collector's passes
-    cost about a tenth of the shard's CPU at the RIoT SEQ peak (``benchmarks/shard_cost.py``).
-    Events are freed by reference counting as before; the collector resumes after the batch.
+    Predicate groups, and ``opts["fuse_predicates"]``: see
+    :func:`~reuse.runtime.common.window.run_window`. The cyclic garbage collector is paused for
+    the call (:func:`~reuse.runtime.common.window.no_gc`).
     """
-    with _no_gc():
+    with no_gc():
         cuts = handover_cuts(tasks, lo, hi)
         if not cuts:
             return _run_shard(tasks, lo, hi, seed_handovers(tasks, dict(states), lo,
@@ -91,6 +73,26 @@ def run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
                                      feed=feed))
             now = dict(pieces[-1]["states"])
         return _joined(pieces)
+
+
+def _run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
+               states: Mapping[str, Any], opts: Mapping[str, Any], *, t0: int, rate: float,
+               now_ms: Callable[[], float] | None,
+               feed: Callable[[str, int, int], list[dict[str, Any]]] | None,
+               ) -> dict[str, Any]:
+    """One piece of a batch, by the one interpreter of a window: a source's events are
+    generated in the shard from the replay, or read from the broker's (``feed``)."""
+    data_dir = str(opts.get("data_dir") or "")
+
+    def source(t: Mapping[str, Any], a: int, b: int) -> list[dict[str, Any]]:
+        if feed is not None:
+            return feed(stream_events_name(t["stream"]), a, b)
+        return [source_event(t["stream"], t["type"], seq, t0, rate, data_dir)
+                for seq in range(a, b)]
+
+    res = run_window(tasks, lo, hi, states, opts, source=source, now_ms=now_ms)
+    return {"sinks": res.sinks, "states": res.states, "cpu": res.cpu, "events": res.events,
+            "counts": res.counts, "groups": res.groups}
 
 
 def handover_cuts(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int) -> list[int]:
@@ -116,169 +118,6 @@ def _joined(pieces: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {"sinks": sinks, "states": pieces[-1]["states"], "cpu": cpu,
             "events": sum(int(r["events"]) for r in pieces), "counts": counts,
             "groups": groups}
-
-
-@contextmanager
-def _no_gc(*, to_oldest: bool = False) -> Iterator[None]:
-    """Pause the cyclic garbage collector (if it runs) for the block; resume it after.
-
-    ``to_oldest`` (the staged executor's): first move what is tracked to the oldest generation
-    without a pass (``gc.freeze`` then ``gc.unfreeze``: two list splices). A stage keeps what
-    it makes (its outbox; a decoded row is all kept), so the young generation's pass that
-    resuming the collector starts at once would walk every event kept, only to find them all
-    alive: about 0.1 ms per ``seq`` on 2 partitions at the RIoT peak
-    (``benchmarks/stage_cost.py``). Moved to the oldest generation, they are looked at by the
-    next full collection only, which also frees any cycle among them (events are trees: a
-    cycle is rare). If the process froze objects itself, ``unfreeze`` would thaw them too: then
-    the young pass runs as usual.
-    """
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            if to_oldest and gc.get_freeze_count() == 0:
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
-
-
-def _run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
-               states: Mapping[str, Any], opts: Mapping[str, Any], *, t0: int, rate: float,
-               now_ms: Callable[[], float] | None,
-               feed: Callable[[str, int, int], list[dict[str, Any]]] | None,
-               ) -> dict[str, Any]:
-    clock = now_ms or (lambda: time.time() * 1000)
-    fuse = bool(opts.get("fuse_predicates", True))
-    if "fuse_predicates" in opts:
-        opts = {k: v for k, v in opts.items() if k != "fuse_predicates"}
-    groups = predicate_groups(tasks) if fuse else []
-    first = {g.members[0]: g for g in groups}
-    grouped = {m for g in groups for m in g.members}
-    by_id = {t["id"]: t for t in tasks} if groups else {}
-    data_dir = str(opts.get("data_dir") or "")
-    outputs: dict[str, list[dict[str, Any]]] = {}
-    sinks: dict[str, list[str]] = {}
-    new_states: dict[str, Any] = {}
-    cpu: dict[str, float] = {}
-    counts: dict[str, int] = {}  # task -> events it took in this batch
-    generated = 0
-    line = _full_line if opts.get("record") == "full" else record_line
-    for t in tasks:
-        tid = t["id"]
-        a = max(lo, int(t["start"]))
-        b = hi if t["end"] is None else min(hi, int(t["end"]))
-        c0 = time.process_time()
-        if t["kind"] == "source":
-            if a >= b:  # outside its window in this batch: no events, no CPU to bill
-                outputs[tid] = []
-                continue
-            if feed is not None:
-                outputs[tid] = feed(stream_events_name(t["stream"]), a, b)
-            else:
-                outputs[tid] = [source_event(t["stream"], t["type"], seq, t0, rate, data_dir)
-                                for seq in range(a, b)]
-            generated += len(outputs[tid])
-            counts[tid] = len(outputs[tid])
-            cpu[tid] = time.process_time() - c0
-            continue
-        if tid in grouped:
-            if tid in first:
-                _run_group(first[tid], by_id, lo, hi, states, opts, outputs, sinks, cpu, counts,
-                           line, clock)
-            continue
-        task = cached_task(t, opts, states.get(tid))
-        if a >= b:
-            outputs[tid] = []
-            if task.stateful and tid in states:
-                new_states[tid] = states[tid]
-            continue
-        merged: list[dict[str, Any]] = []
-        for p in t["parents"]:
-            merged.extend(outputs.get(p, ()))
-        merged.sort(key=_SEQ)
-        window = _window(merged, a, b)
-        process = task.process
-        recs: list[str] = []
-        if t["kind"] == "sink":
-            for ev in window:
-                process(ev)
-                recs.append(line(ev, clock()))
-            out: list[dict[str, Any]] = []
-        elif t["record"]:
-            out = []
-            for ev in window:
-                res = process(ev)
-                out.extend(res)
-                if res:
-                    now = clock()
-                    recs.extend(line(r, now) for r in res)
-        else:
-            out = [r for ev in window for r in process(ev)]
-        taken = len(window)
-        outputs[tid] = out
-        if recs:
-            sinks[tid] = recs
-        if task.stateful:
-            new_states[tid] = task.get_state()
-        counts[tid] = taken
-        cpu[tid] = time.process_time() - c0
-    return {"sinks": sinks, "states": new_states, "cpu": cpu, "events": generated,
-            "counts": counts, "groups": [list(g.members) for g in groups]}
-
-
-def _run_group(g: PredicateGroup, by_id: Mapping[str, Mapping[str, Any]], lo: int, hi: int,
-               states: Mapping[str, Any], opts: Mapping[str, Any],
-               outputs: dict[str, list[dict[str, Any]]], sinks: dict[str, list[str]],
-               cpu: dict[str, float], counts: dict[str, int],
-               line: Callable[[Any, float], str], clock: Callable[[], float]) -> None:
-    """Run a predicate group where its first member stands in the task order (every member
-    reads the same parents, all run by then): a member outside its window this batch takes
-    nothing and is not billed, as alone; the others share one merge, sort and pass."""
-    c0 = time.process_time()
-    live: list[tuple[str, Any, tuple[int, int], bool]] = []
-    for tid in g.members:
-        t = by_id[tid]
-        task = cached_task(t, opts, states.get(tid))
-        a = max(lo, int(t["start"]))
-        b = hi if t["end"] is None else min(hi, int(t["end"]))
-        outputs[tid] = []
-        if a < b:
-            live.append((tid, task, (a, b), bool(t["record"])))
-    if not live:
-        return
-    merged: list[dict[str, Any]] = []
-    for p in g.parents:
-        merged.extend(outputs.get(p, ()))
-    merged.sort(key=_SEQ)
-    tasks = [task for _, task, _, _ in live]
-    res = run_group(tasks, [w for _, _, w, _ in live], [r for _, _, _, r in live], merged,
-                    compiled(g.type, tasks), line, clock)
-    for (tid, _, _, _), (out, recs, taken) in zip(live, res, strict=True):
-        outputs[tid] = out
-        if recs:
-            sinks[tid] = recs
-        counts[tid] = taken
-    shares = split_cpu(time.process_time() - c0, [taken for _, _, taken in res])
-    for (tid, _, _, _), share in zip(live, shares, strict=True):
-        cpu[tid] = share
-
-
-_SEQ = itemgetter("seq")
-
-
-def _window(events: list[dict[str, Any]], a: int, b: int) -> list[dict[str, Any]]:
-    """The events with ``a <= seq < b`` of a list sorted by ``seq``: a contiguous slice."""
-    if not events:
-        return events
-    i = bisect_left(events, a, key=_SEQ) if events[0]["seq"] < a else 0
-    j = bisect_left(events, b, key=_SEQ) if events[-1]["seq"] >= b else len(events)
-    return events if i == 0 and j == len(events) else events[i:j]
-
-
-def _full_line(ev: Mapping[str, Any], now: float) -> str:
-    return json.dumps(record(ev, now, True), separators=(",", ":"))
 
 
 def encode_rows(shard: int, res: Mapping[str, Any], lo: int, hi: int,

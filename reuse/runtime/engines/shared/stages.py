@@ -58,16 +58,15 @@ depends on its events and its key's state only, so the outputs are those of the 
 engine, whatever ``N`` or table each batch used. A restart from the merged states
 (:func:`~reuse.runtime.engines.shared.split.merge_states`, the checkpoint) is the same move.
 
-What is reused from the shard worker
-------------------------------------
-:func:`~reuse.runtime.common.execution.cached_task` (stateless tasks built once per process),
-``record_line`` (or the full line with ``record == "full"``), windows by ``seq`` (on the
-order keys of a tagged task, whose first element is ``seq``), and the predicate groups
-(:mod:`reuse.runtime.engines.shared.predicates`: the decision, the compiled predicates, the
-CPU split, and ``run_group`` for an untagged group). A tagged group's pass is run here with
-order tags beside the events: ``run_group`` returns outputs without saying which input made
-each, and the tags need it. The collector is paused as in the shard worker, but what a stage
-keeps is then moved to the oldest generation unexamined (:func:`_no_gc`).
+The one interpreter
+-------------------
+A stage runs its tasks in :func:`~reuse.runtime.common.window.run_window`, as the shard worker
+does: the same windows, records, predicate groups (a tagged group's pass keeps order tags
+beside the events) and task cache. What is the stage's own is passed in: the inputs (this
+stage's outputs, or parcels from another partition, in the unsplit order), which tasks are
+tagged, the key counts, and the addressing of outputs to parcels. The collector is paused as
+in the shard worker, but what a stage keeps is then moved to the oldest generation unexamined
+(:func:`~reuse.runtime.common.window.no_gc`).
 
 Encoding: orjson, as the engine's records. It writes NaN and infinities as ``null`` (as
 :func:`~reuse.runtime.common.execution.digest` does); ``check=True`` verifies every parcel
@@ -78,26 +77,18 @@ from __future__ import annotations
 
 import json
 import time
-from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from operator import itemgetter
 from typing import Any
 
 import orjson
 
 from reuse.runtime import SparkRuntimeError
-from reuse.runtime.common.execution import cached_task, record_line, source_event
+from reuse.runtime.common.execution import source_event
 from reuse.runtime.common.planners import stream_events_name
-from reuse.runtime.engines.shared.predicates import (
-    PredicateGroup,
-    compiled,
-    predicate_groups,
-    run_group,
-    split_cpu,
-)
-from reuse.runtime.engines.shared.shard import _full_line, _no_gc
+from reuse.runtime.common.predicates import predicate_groups
+from reuse.runtime.common.window import KEY, SEQ, no_gc, run_window
 from reuse.runtime.engines.shared.split import Exchange, SplitPlan, Step
 
 __all__ = ["Parcel", "StageOut", "SplitBatch", "stage_count", "run_stage", "encode_outbox",
@@ -108,8 +99,6 @@ Event = dict[str, Any]
 #: :func:`_tags`): a pair, or a ``[tag, event]`` list as decoded
 Tagged = Sequence[Any]
 Feed = Callable[[str, int, int], list[Event]]
-_KEY = itemgetter(0)
-_SEQ = itemgetter("seq")
 
 
 @dataclass(frozen=True)
@@ -256,7 +245,7 @@ def run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, p
     if not 0 <= stage < stage_count(plan) or not 0 <= partition < plan.partitions:
         raise SparkRuntimeError(f"no stage {stage} of partition {partition} in a plan of "
                                 f"{stage_count(plan)} stages over {plan.partitions} partitions")
-    with _no_gc(to_oldest=True):
+    with no_gc(to_oldest=True):
         out = _run_stage(tasks, plan, stage, partition, states, inbox, opts, t0=t0, rate=rate,
                          lo=lo, hi=hi, now_ms=now_ms, feed=feed)
     if check:
@@ -309,17 +298,13 @@ def _run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, 
                states: Mapping[str, Any], inbox: Iterable[Parcel], opts: Mapping[str, Any], *,
                t0: int, rate: float, lo: int, hi: int, now_ms: Callable[[], float] | None,
                feed: Feed | None) -> StageOut:
-    clock = now_ms or (lambda: time.time() * 1000)
+    """The stage's tasks of partition ``p`` in the one interpreter of a window
+    (:func:`~reuse.runtime.common.window.run_window`); what is the stage's own is where inputs
+    come from (this stage's outputs, or parcels), their order tags, and where outputs go."""
     fuse = bool(opts.get("fuse_predicates", True))
-    if "fuse_predicates" in opts:
-        opts = {k: v for k, v in opts.items() if k != "fuse_predicates"}
-    line = _full_line if opts.get("record") == "full" else record_line
     data_dir = str(opts.get("data_dir") or "")
     mine = [t for t in tasks if (s := plan.step(t["id"])).stage == stage and _runs_in(plan, s, p)]
-    groups = predicate_groups(mine) if fuse else []
-    first = {g.members[0]: g for g in groups}
-    grouped = {m for g in groups for m in g.members}
-    by_id = {t["id"]: t for t in mine}
+    members = [g.members for g in predicate_groups(mine)] if fuse else []
     received: dict[str, list[Parcel]] = {}
     for pc in inbox:
         received.setdefault(pc.task, []).append(pc)
@@ -327,15 +312,13 @@ def _run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, 
     only = _only_shuffle(plan)
     full, index = _tags(plan)
     local = _seq_local(plan)
-    if any(m in full for g in groups for m in g.members):  # a group's outputs: one form
-        full |= {m for g in groups if set(g.members) & full for m in g.members}
+    if any(m in full for g in members for m in g):  # a group's outputs: one form
+        full |= {m for g in members if set(g) & full for m in g}
     route = _Router(plan)
-    res = StageOut({}, {}, {}, {}, {}, groups=[list(g.members) for g in groups])
-    #: task -> its outputs in the order made: ``(tag, event)`` pairs if tagged in full, else
-    #: events (an index tag is the event's place in the list)
-    outputs: dict[str, list[Any]] = {}
+    ranges: Counter[int] = Counter()
+    outbox: dict[int, list[Parcel]] = {}
 
-    def pool(ex: Exchange) -> tuple[list[Any], bool]:
+    def pool(ex: Exchange, outputs: Mapping[str, list[Any]]) -> tuple[list[Any], bool]:
         """One input's events in their parent's order (restricted to what this partition
         takes), and whether they are ``(tag, event)`` pairs."""
         if plan.step(ex.parent).stage == stage:  # made here, in this stage: forward
@@ -355,89 +338,59 @@ def _run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, 
             got = ([x for pc in parcels for x in pc.items if at(x[1]) == p] if pairs else
                    [x for pc in parcels for x in pc.items if at(x) == p])
         if merge:  # one seq's events from several partitions: merged into the unsplit order
-            got.sort(key=_KEY)
+            got.sort(key=KEY)
         return got, pairs
 
-    def inputs(step: Step) -> list[Any]:
+    def gather(t: Mapping[str, Any], outputs: Mapping[str, list[Any]]) -> list[Any]:
         """The task's inputs in the unsplit order: its parents' events in parent order, stably
         sorted by ``seq``; if it is tagged in full, as ``(seq, parent, tag, event)`` (its
         order key and the event), else as events."""
+        step = plan.step(t["id"])
         if step.task in full:
             keyed: list[tuple[int, int, Any, Event]] = []
             for i, ex in enumerate(step.inputs):
-                got, pairs = pool(ex)
+                got, pairs = pool(ex, outputs)
                 if not pairs and got:
                     if ex.parent not in index or plan.step(ex.parent).stage != stage:
                         raise SparkRuntimeError(f"reads {ex.parent} untagged", task=step.task)
                     got = list(enumerate(got))
                 keyed += [(ev["seq"], i, tag, ev) for tag, ev in got]
-            keyed.sort(key=_KEY)
+            keyed.sort(key=KEY)
             return keyed
         merged: list[Event] = []
         for ex in step.inputs:
-            got, pairs = pool(ex)
+            got, pairs = pool(ex, outputs)
             merged += [x[1] for x in got] if pairs else got
-        merged.sort(key=_SEQ)
+        merged.sort(key=SEQ)
         return merged
 
-    for t in mine:
+    def source(t: Mapping[str, Any], a: int, b: int) -> list[Event]:
+        return _source(plan, t, a, b, p, t0, rate, data_dir, feed)
+
+    def taken(t: Mapping[str, Any], events: list[Event]) -> None:
+        step = plan.step(t["id"])
+        if step.key is not None and plan.partitions > 1:
+            _count_keys(plan, step, events, p, ranges)
+
+    def sent(t: Mapping[str, Any], out: list[Any]) -> None:
         tid = t["id"]
-        step = plan.step(tid)
-        a = max(lo, int(t["start"]))
-        b = hi if t["end"] is None else min(hi, int(t["end"]))
-        c0 = time.process_time()
-        if step.role == "source":
-            outputs[tid] = []
-            if a < b:
-                evs = _source(plan, t, a, b, p, t0, rate, data_dir, feed)
-                outputs[tid] = evs
-                res.events += len(evs)
-                res.counts[tid] = len(evs)
-                res.cpu[tid] = time.process_time() - c0
-        elif tid in grouped:
-            if tid in first:
-                _run_group(first[tid], by_id, plan, lo, hi, inputs, opts, outputs, res, line,
-                           clock, full)
-        else:
-            task = cached_task(t, opts, states.get(tid))
-            outputs[tid] = []
-            if a >= b:
-                if task.stateful and tid in states:
-                    res.states[tid] = states[tid]
-                continue
-            if tid in full:
-                window = _window(inputs(step), a, b, _KEY)
-                events: list[Event] = [x[3] for x in window]
-                outputs[tid], recs = _process_tagged(task.process, window, bool(t["record"]),
-                                                     line, clock)
-            else:
-                window = events = _window(inputs(step), a, b, _SEQ)
-                outputs[tid], recs = _process(task.process, events, t["kind"] == "sink",
-                                              bool(t["record"]), line, clock)
-            if step.key is not None and plan.partitions > 1:
-                _count_keys(plan, step, events, p, res.ranges)
-            if recs:
-                res.sinks[tid] = recs
-            if task.stateful:
-                res.states[tid] = task.get_state()
-            res.counts[tid] = len(window)
-            res.cpu[tid] = time.process_time() - c0
-        if tid in later and outputs.get(tid):
-            c1 = time.process_time()
-            out = outputs[tid]
+        if tid in later:
             form = "full" if tid in full else "index" if tid in index else ""
             _address(list(enumerate(out)) if form == "index" else out, bool(form), later[tid],
-                     p, tid, route, res.outbox)
-            res.cpu[tid] = res.cpu.get(tid, 0.0) + time.process_time() - c1
+                     p, tid, route, outbox)
+
+    run = run_window(mine, lo, hi, states, opts, source=source, gather=gather, tagged=full,
+                     taken=taken, sent=sent, now_ms=now_ms)
     for producer, parcels in received.items():  # what a stage past this one reads: carried
         edges = later.get(producer)
         if edges:
             for pc in parcels:
                 keep = _carried(pc, edges, p, route)
                 if keep:
-                    res.outbox.setdefault(p, []).append(
+                    outbox.setdefault(p, []).append(
                         pc if len(keep) == len(pc.items) else replace(pc, items=keep))
-    return res
+    return StageOut(outbox, run.sinks, run.states, run.cpu, run.counts, ranges,
+                    events=run.events, groups=run.groups)
 
 
 def _source(plan: SplitPlan, t: Mapping[str, Any], a: int, b: int, p: int, t0: int, rate: float,
@@ -450,58 +403,6 @@ def _source(plan: SplitPlan, t: Mapping[str, Any], a: int, b: int, p: int, t0: i
                 if whole or plan.source_partition(stream, ev["seq"]) == p]
     return [source_event(stream, t["type"], seq, t0, rate, data_dir)
             for seq in range(a, b) if whole or plan.source_partition(stream, seq) == p]
-
-
-def _window(items: list[Any], a: int, b: int, seq: Callable[[Any], int]) -> list[Any]:
-    """The items with ``a <= seq < b`` of a list sorted by ``seq`` (read by ``seq``)."""
-    if not items:
-        return items
-    i = bisect_left(items, a, key=seq) if seq(items[0]) < a else 0
-    j = bisect_left(items, b, key=seq) if seq(items[-1]) >= b else len(items)
-    return items if i == 0 and j == len(items) else items[i:j]
-
-
-def _process(process: Callable[[Event], list[Event]], window: list[Event], sink: bool,
-             recorded: bool, line: Callable[[Any, float], str],
-             clock: Callable[[], float]) -> tuple[list[Event], list[str]]:
-    """An untagged task's outputs and record lines over its window, as :func:`run_shard`
-    records them (a sink: one line per input; a recorded task: one per output, one clock per
-    input)."""
-    recs: list[str] = []
-    if sink:
-        for ev in window:
-            process(ev)
-            recs.append(line(ev, clock()))
-        return [], recs
-    if not recorded:
-        return [o for ev in window for o in process(ev)], recs
-    out: list[Event] = []
-    for ev in window:
-        got = process(ev)
-        if got:
-            out += got
-            now = clock()
-            recs.extend(line(o, now) for o in got)
-    return out, recs
-
-
-def _process_tagged(process: Callable[[Event], list[Event]],
-                    window: list[tuple[int, int, Any, Event]], recorded: bool,
-                    line: Callable[[Any, float], str], clock: Callable[[], float],
-                    ) -> tuple[list[Tagged], list[str]]:
-    """A tagged task's outputs over its window: the ``j``-th output of the input with order
-    key ``(seq, parent, tag)`` is tagged ``(seq, parent, tag, j)`` (see :func:`_tags`)."""
-    out: list[Tagged] = []
-    recs: list[str] = []
-    for s, i, tag, ev in window:
-        got = process(ev)
-        if got:
-            for j, o in enumerate(got):
-                out.append(((s, i, tag, j), o))
-            if recorded:
-                now = clock()
-                recs.extend(line(o, now) for o in got)
-    return out, recs
 
 
 def _count_keys(plan: SplitPlan, step: Step, events: list[Event], p: int,
@@ -556,63 +457,6 @@ def _carried(pc: Parcel, edges: list[Exchange], p: int, route: _Router) -> list[
     return [x for x in pc.items if any(at(x[1] if pc.tagged else x) == p for at in shuffles)]
 
 
-def _run_group(g: PredicateGroup, by_id: Mapping[str, Mapping[str, Any]], plan: SplitPlan,
-               lo: int, hi: int, inputs: Callable[[Step], list[Any]],
-               opts: Mapping[str, Any], outputs: dict[str, list[Any]], res: StageOut,
-               line: Callable[[Any, float], str], clock: Callable[[], float],
-               full: frozenset[str]) -> None:
-    """A predicate group where its first member stands, as the shard worker runs it (one
-    merge and sort, one evaluation of every member's predicate). Untagged, it is the shard's
-    :func:`~reuse.runtime.engines.shared.predicates.run_group`; tagged (some member's outputs
-    cross partitions), an event a member passes is its output ``0``, and for the others, a
-    member that does not drop gets what its ``process`` gives."""
-    c0 = time.process_time()
-    live: list[tuple[str, Any, int, int, bool]] = []
-    for tid in g.members:
-        t = by_id[tid]
-        task = cached_task(t, opts, None)
-        a = max(lo, int(t["start"]))
-        b = hi if t["end"] is None else min(hi, int(t["end"]))
-        outputs[tid] = []
-        if a < b:
-            live.append((tid, task, a, b, bool(t["record"])))
-    if not live:
-        return
-    step = plan.step(g.members[0])
-    tasks = [x[1] for x in live]
-    predicates = compiled(g.type, tasks)
-    taken: list[int] = []
-    if not any(m in full for m in g.members):
-        got = run_group(tasks, [(x[2], x[3]) for x in live], [x[4] for x in live], inputs(step),
-                        predicates, line, clock)
-        for (tid, *_), (out, recs, n) in zip(live, got, strict=True):
-            outputs[tid] = out
-            if recs:
-                res.sinks[tid] = recs
-            res.counts[tid] = n
-            taken.append(n)
-    else:
-        union = _window(inputs(step), min(x[2] for x in live), max(x[3] for x in live), _KEY)
-        selectors = predicates.select([x[3] for x in union])
-        for (tid, task, a, b, rec), sel, drops in zip(live, selectors, predicates.drops,
-                                                      strict=True):
-            i = bisect_left(union, a, key=_KEY)
-            j = bisect_left(union, b, key=_KEY)
-            tout: list[Tagged] = []
-            for (s, k, tag, ev), ok in zip(union[i:j], sel[i:j], strict=True):
-                if ok:
-                    tout.append(((s, k, tag, 0), ev))
-                elif not drops:
-                    tout.extend(((s, k, tag, n), o) for n, o in enumerate(task.process(ev)))
-            outputs[tid] = tout
-            if rec and tout:
-                res.sinks[tid] = [line(o, clock()) for _, o in tout]
-            res.counts[tid] = j - i
-            taken.append(j - i)
-    for (tid, *_), share in zip(live, split_cpu(time.process_time() - c0, taken), strict=True):
-        res.cpu[tid] = share
-
-
 # --- the exchange's bytes ------------------------------------------------------------------------
 
 #: the mark of a row ``json`` wrote (orjson's rows start with ``[``)
@@ -656,7 +500,7 @@ def decode_parcels(raw: bytes) -> list[Parcel]:
     at the RIoT peak (cProfile of ``benchmarks/stage_cost.py``'s run). :func:`same_parcels`
     compares.
     """
-    with _no_gc(to_oldest=True):  # a row is many small dicts made at once
+    with no_gc(to_oldest=True):  # a row is many small dicts made at once
         body = json.loads(raw[1:]) if raw[:1] == _JSON else orjson.loads(raw)
     return [Parcel(pc[0], pc[1], pc[2], len(pc) == 3) for pc in body]
 

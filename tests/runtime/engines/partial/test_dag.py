@@ -33,7 +33,7 @@ def _seqs(frame: bytes) -> list[int]:
 def test_admission_cuts_and_publish() -> None:
     res = run_batch(SPEC, {"publish": ["pi"], "end": {"out": 7}}, {}, [_msg("a", range(0, 10))],
                     now_ms=lambda: 0.0)
-    assert [r["q"] for r in res["sinks"]["out"]] == [3, 4, 5, 6]  # J = 3 <= seq < R = 7
+    assert [json.loads(r)["q"] for r in res["sinks"]["out"]] == [3, 4, 5, 6]  # J = 3 <= seq < R = 7
     assert decode_frame(res["topics"]["pi"], topic="pi", key="k").hw == 9
     assert _seqs(res["topics"]["pi"]) == list(range(3, 10))
     assert res["state"]["offsets"] == {"src:S": "a"} and not res["state"]["final"]
@@ -100,5 +100,5 @@ def test_sources_are_deterministic_and_paced() -> None:
 def test_leaf_task_outputs_are_recorded_when_asked() -> None:
     spec = {**SPEC, "tasks": SPEC["tasks"][:1], "name_of": {"pi": "pi"}, "start": {"pi": 0}}
     res = run_batch(spec, {"record": ["pi"]}, {}, [_msg("a", range(0, 4))], now_ms=lambda: 1.0)
-    assert [r["q"] for r in res["sinks"]["pi"]] == [0, 1, 2, 3]
+    assert [json.loads(r)["q"] for r in res["sinks"]["pi"]] == [0, 1, 2, 3]
     assert run_batch(spec, {}, {}, [_msg("a", range(0, 4))])["sinks"] == {}

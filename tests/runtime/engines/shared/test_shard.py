@@ -81,14 +81,3 @@ def test_seq_peak_shards_are_exact_batch_independent_and_unchanged() -> None:
     assert one_lines == lines
     assert one_states == states
     assert _fingerprint(lines, states) == FINGERPRINT
-
-
-def test_window_is_the_filter_on_sorted_events() -> None:
-    from reuse.runtime.engines.shared.shard import _window
-
-    events = [{"seq": s, "i": i} for i, s in enumerate([1, 2, 2, 3, 5, 5, 8])]
-    for a in range(0, 10):
-        for b in range(0, 11):
-            assert _window(events, a, b) == [e for e in events if a <= e["seq"] < b], (a, b)
-    assert _window(events, 0, 9) is events
-    assert _window([], 3, 4) == []

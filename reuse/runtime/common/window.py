@@ -1,0 +1,320 @@
+"""The one interpreter of a window: tasks run over the source ``seq`` of ``[lo, hi)``.
+
+Every engine-side path that runs tasks runs them here (issue 32, item 3): the shared query's
+shard worker (:func:`reuse.runtime.engines.shared.shard.run_shard`), each stage of a split
+running DAG (:func:`reuse.runtime.engines.shared.stages.run_stage`) and a query-per-DAG partial
+DAG's batch (:func:`reuse.runtime.engines.partial.dag.run_batch`). They differ only in where a
+task's inputs come from and where its outputs go, which they pass in:
+
+- ``source(t, a, b)``: a source task's events of ``[a, b)`` (generated from the replay, or what
+  a broker delivered; a split stage keeps those of its partition);
+- ``gather(t, outputs)``: a task's inputs, sorted by ``seq`` (or by order key, if it is
+  ``tagged``): its parents' outputs of this call (the default, :func:`parents_merged`), parcels
+  from other partitions, or bus topics;
+- ``taken(t, events)`` and ``sent(t, outputs)``: what the caller does with a task's window and
+  outputs (a split stage counts keys and addresses parcels; ``sent`` is billed to the task).
+
+The rule of what a task takes is written once, :func:`task_window`: the events with
+``max(lo, start) <= seq < min(hi, end)``, in its parents' order stably sorted by ``seq`` (the
+order of processing one ``seq`` at a time, whatever the batch boundaries). Tasks run in the
+order given (parents first); a stateful one is given its state and returns its new one.
+
+Not shared with the oracle. The reference execution
+(:func:`reuse.runtime.accounting.reference_records`) is a separate, deliberately simple loop,
+one ``seq`` at a time: an oracle that ran this code could not catch this code's bugs.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import time
+from bisect import bisect_left
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from operator import itemgetter
+from typing import Any
+
+from reuse.runtime.common.execution import cached_task, record, record_line
+from reuse.runtime.common.predicates import PredicateGroup, compiled, predicate_groups, run_group
+from reuse.runtime.common.predicates import split_cpu as _split_cpu
+
+__all__ = ["UNBOUNDED", "WindowOut", "task_window", "seq_slice", "record_writer",
+           "process_window", "parents_merged", "run_window", "no_gc"]
+
+Event = dict[str, Any]
+#: ``(event, clock) -> record line``
+Line = Callable[[Any, float], str]
+#: ``(task, outputs so far) -> its inputs, sorted``
+Gather = Callable[[Mapping[str, Any], Mapping[str, list[Any]]], list[Any]]
+#: ``(source task, a, b) -> its events of [a, b)``
+Source = Callable[[Mapping[str, Any], int, int], list[Event]]
+
+#: ``hi`` for a window with no upper bound (a partial DAG takes what its bus delivered)
+UNBOUNDED = 1 << 62
+SEQ = itemgetter("seq")
+#: a tagged input's order key ``(seq, parent, tag)`` and event, as ``(seq, parent, tag, event)``
+KEY = itemgetter(0)
+
+
+@dataclass
+class WindowOut:
+    """What a window's run gives back."""
+
+    #: task -> its outputs (``(tag, event)`` pairs if it is tagged)
+    outputs: dict[str, list[Any]] = field(default_factory=dict)
+    #: task -> record lines (sink tasks: one per input; recorded tasks: one per output)
+    sinks: dict[str, list[str]] = field(default_factory=dict)
+    #: task -> new state, for the stateful tasks run (or carried, outside their window)
+    states: dict[str, Any] = field(default_factory=dict)
+    #: task -> CPU seconds spent in it (a group's members: their shares)
+    cpu: dict[str, float] = field(default_factory=dict)
+    #: task -> events it took (a source: emitted)
+    counts: dict[str, int] = field(default_factory=dict)
+    #: source events made
+    events: int = 0
+    #: the predicate groups run in one pass, as lists of their members' ids
+    groups: list[list[str]] = field(default_factory=list)
+
+
+def task_window(t: Mapping[str, Any], lo: int, hi: int) -> tuple[int, int]:
+    """The ``seq`` a task takes in a window ``[lo, hi)``: ``[max(lo, start), min(hi, end))``
+    (``end`` ``None``: not ended). Empty when ``a >= b``.
+
+    >>> task_window({"start": 5, "end": None}, 0, 10), task_window({"start": 0, "end": 3}, 2, 9)
+    ((5, 10), (2, 3))
+    """
+    a = max(lo, int(t["start"]))
+    end = t["end"]
+    return a, (hi if end is None else min(hi, int(end)))
+
+
+def seq_slice(items: list[Any], a: int, b: int, key: Callable[[Any], int] = SEQ) -> list[Any]:
+    """The items with ``a <= key(item) < b`` of a list sorted by ``key``: a contiguous slice
+    (the list itself when all are in).
+
+    >>> seq_slice([{"seq": s} for s in range(5)], 1, 3)
+    [{'seq': 1}, {'seq': 2}]
+    """
+    if not items:
+        return items
+    i = bisect_left(items, a, key=key) if key(items[0]) < a else 0
+    j = bisect_left(items, b, key=key) if key(items[-1]) >= b else len(items)
+    return items if i == 0 and j == len(items) else items[i:j]
+
+
+def _full_line(ev: Mapping[str, Any], now: float) -> str:
+    return json.dumps(record(ev, now, True), separators=(",", ":"))
+
+
+def record_writer(opts: Mapping[str, Any]) -> Line:
+    """How records are written: a line per output, with the event too if ``record == "full"``."""
+    return _full_line if opts.get("record") == "full" else record_line
+
+
+def parents_merged(t: Mapping[str, Any], outputs: Mapping[str, list[Any]]) -> list[Any]:
+    """A task's inputs made in the same call: its parents' outputs in parent order, stably
+    sorted by ``seq``."""
+    merged: list[Any] = []
+    for p in t["parents"]:
+        merged.extend(outputs.get(p, ()))
+    merged.sort(key=SEQ)
+    return merged
+
+
+def process_window(process: Callable[[Event], list[Event]], window: list[Event], sink: bool,
+                   recorded: bool, line: Line, clock: Callable[[], float],
+                   ) -> tuple[list[Event], list[str]]:
+    """A task's outputs and record lines over its window: a sink records each input (and
+    outputs nothing), a recorded task each output (one clock reading per input)."""
+    recs: list[str] = []
+    if sink:
+        for ev in window:
+            process(ev)
+            recs.append(line(ev, clock()))
+        return [], recs
+    if not recorded:
+        return [o for ev in window for o in process(ev)], recs
+    out: list[Event] = []
+    for ev in window:
+        got = process(ev)
+        if got:
+            out += got
+            now = clock()
+            recs.extend(line(o, now) for o in got)
+    return out, recs
+
+
+def _process_tagged(process: Callable[[Event], list[Event]],
+                    window: list[tuple[int, int, Any, Event]], recorded: bool, line: Line,
+                    clock: Callable[[], float]) -> tuple[list[Any], list[str]]:
+    """A tagged task's outputs over its window: the ``j``-th output of the input with order
+    key ``(seq, parent, tag)`` is tagged ``(seq, parent, tag, j)``."""
+    out: list[Any] = []
+    recs: list[str] = []
+    for s, i, tag, ev in window:
+        got = process(ev)
+        if got:
+            for j, o in enumerate(got):
+                out.append(((s, i, tag, j), o))
+            if recorded:
+                now = clock()
+                recs.extend(line(o, now) for o in got)
+    return out, recs
+
+
+@contextmanager
+def no_gc(*, to_oldest: bool = False) -> Iterator[None]:
+    """Pause the cyclic garbage collector (if it runs) for the block; resume it after.
+
+    A batch holds every event it makes until it returns, and those many live dicts made the
+    collector's passes cost about a tenth of the shard's CPU at the RIoT SEQ peak
+    (``benchmarks/shard_cost.py``); events are still freed by reference counting.
+    ``to_oldest`` (a split stage's): first move what is tracked to the oldest generation without
+    a pass (``gc.freeze`` then ``gc.unfreeze``). A stage keeps what it makes (its outbox), so
+    the young generation's pass that resuming the collector starts at once would walk every
+    event kept, only to find them all alive (about 0.1 ms per ``seq`` on 2 partitions at the
+    RIoT peak, ``benchmarks/stage_cost.py``). If the process froze objects itself,
+    ``unfreeze`` would thaw them too: then the young pass runs as usual.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            if to_oldest and gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
+            gc.enable()
+
+
+def run_window(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
+               states: Mapping[str, Any], opts: Mapping[str, Any], *, source: Source,
+               gather: Gather = parents_merged, tagged: frozenset[str] = frozenset(),
+               taken: Callable[[Mapping[str, Any], list[Event]], None] | None = None,
+               sent: Callable[[Mapping[str, Any], list[Any]], None] | None = None,
+               now_ms: Callable[[], float] | None = None) -> WindowOut:
+    """Run ``tasks`` (parents first; each ``id``, ``type``, ``config``, ``parents``, ``kind``,
+    ``start``, ``end``, ``record``) over ``[lo, hi)`` from ``states``.
+
+    A task in ``tagged`` takes its inputs as ``(seq, parent, tag, event)`` (sorted by that key)
+    and makes ``(tag, event)`` outputs (a split stage's order tags, where one ``seq``'s events
+    come from several partitions). Filter tasks of one fusable type that read the same parents
+    run as one predicate group (:mod:`reuse.runtime.common.predicates`) unless
+    ``opts["fuse_predicates"]`` is false: the same outputs, sinks and counts, each member billed
+    a share of the group's CPU. That flag is not passed on to the tasks, so both settings build
+    and cache the same task objects. ``now_ms`` is the clock that stamps records.
+    """
+    clock = now_ms or (lambda: time.time() * 1000)
+    fuse = bool(opts.get("fuse_predicates", True))
+    if "fuse_predicates" in opts:
+        opts = {k: v for k, v in opts.items() if k != "fuse_predicates"}
+    groups = predicate_groups(tasks) if fuse else []
+    first = {g.members[0]: g for g in groups}
+    grouped = {m for g in groups for m in g.members}
+    by_id = {t["id"]: t for t in tasks} if groups else {}
+    line = record_writer(opts)
+    res = WindowOut(groups=[list(g.members) for g in groups])
+    outputs = res.outputs
+    for t in tasks:
+        tid = t["id"]
+        a, b = task_window(t, lo, hi)
+        c0 = time.process_time()
+        if t["kind"] == "source":
+            outputs[tid] = []
+            if a < b:  # outside its window: no events, no CPU to bill
+                evs = outputs[tid] = source(t, a, b)
+                res.events += len(evs)
+                res.counts[tid] = len(evs)
+                res.cpu[tid] = time.process_time() - c0
+        elif tid in grouped:
+            if tid in first:
+                _run_group(first[tid], by_id, lo, hi, states, opts, gather, tagged, res, line,
+                           clock)
+        else:
+            task = cached_task(t, opts, states.get(tid))
+            outputs[tid] = []
+            if a >= b:
+                if task.stateful and tid in states:
+                    res.states[tid] = states[tid]
+                continue
+            if tid in tagged:
+                window = seq_slice(gather(t, outputs), a, b, KEY)
+                events: list[Event] = [x[3] for x in window]
+                outputs[tid], recs = _process_tagged(task.process, window, bool(t["record"]),
+                                                     line, clock)
+            else:
+                window = events = seq_slice(gather(t, outputs), a, b)
+                outputs[tid], recs = process_window(task.process, events, t["kind"] == "sink",
+                                                    bool(t["record"]), line, clock)
+            if taken is not None:
+                taken(t, events)
+            if recs:
+                res.sinks[tid] = recs
+            if task.stateful:
+                res.states[tid] = task.get_state()
+            res.counts[tid] = len(window)
+            res.cpu[tid] = time.process_time() - c0
+        if sent is not None and outputs.get(tid):
+            c1 = time.process_time()
+            sent(t, outputs[tid])
+            res.cpu[tid] = res.cpu.get(tid, 0.0) + time.process_time() - c1
+    return res
+
+
+def _run_group(g: PredicateGroup, by_id: Mapping[str, Mapping[str, Any]], lo: int, hi: int,
+               states: Mapping[str, Any], opts: Mapping[str, Any], gather: Gather,
+               tagged: frozenset[str], res: WindowOut, line: Line,
+               clock: Callable[[], float]) -> None:
+    """A predicate group, where its first member stands in the task order (every member reads
+    the same parents, all run by then): a member outside its window takes nothing and is not
+    billed, as alone; the others share one gather and one evaluation of every predicate.
+    Untagged, that is :func:`~reuse.runtime.common.predicates.run_group`; tagged (some
+    member's outputs cross partitions: then all are), an event a member passes is its output
+    ``0``, and for the others a member that does not drop gets what its ``process`` gives."""
+    c0 = time.process_time()
+    live: list[tuple[str, Any, int, int, bool]] = []
+    for tid in g.members:
+        t = by_id[tid]
+        task = cached_task(t, opts, states.get(tid))
+        a, b = task_window(t, lo, hi)
+        res.outputs[tid] = []
+        if a < b:
+            live.append((tid, task, a, b, bool(t["record"])))
+    if not live:
+        return
+    items = gather(by_id[g.members[0]], res.outputs)
+    members = [x[1] for x in live]
+    predicates = compiled(g.type, members)
+    took: list[int] = []
+    if not any(m in tagged for m in g.members):
+        got = run_group(members, [(x[2], x[3]) for x in live], [x[4] for x in live], items,
+                        predicates, line, clock)
+        for (tid, *_), (out, recs, n) in zip(live, got, strict=True):
+            res.outputs[tid] = out
+            if recs:
+                res.sinks[tid] = recs
+            res.counts[tid] = n
+            took.append(n)
+    else:
+        union = seq_slice(items, min(x[2] for x in live), max(x[3] for x in live), KEY)
+        selectors = predicates.select([x[3] for x in union])
+        for (tid, task, a, b, rec), sel, drops in zip(live, selectors, predicates.drops,
+                                                      strict=True):
+            i = bisect_left(union, a, key=KEY)
+            j = bisect_left(union, b, key=KEY)
+            tout: list[Any] = []
+            for (s, k, tag, ev), ok in zip(union[i:j], sel[i:j], strict=True):
+                if ok:
+                    tout.append(((s, k, tag, 0), ev))
+                elif not drops:
+                    tout.extend(((s, k, tag, n), o) for n, o in enumerate(task.process(ev)))
+            res.outputs[tid] = tout
+            if rec and tout:
+                res.sinks[tid] = [line(o, clock()) for _, o in tout]
+            res.counts[tid] = j - i
+            took.append(j - i)
+    for (tid, *_), share in zip(live, _split_cpu(time.process_time() - c0, took), strict=True):
+        res.cpu[tid] = share
