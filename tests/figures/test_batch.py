@@ -54,7 +54,6 @@ def test_summary_peak_is_the_measured_one(tmp_path, literal_classes):
 
 
 @pytest.mark.spark
-@pytest.mark.untimed
 def test_tiny_batch_produces_every_planner_panel_and_summary(tmp_path):
     lines: list[str] = []
     out = run_batch("tiny", tmp_path / "res", progress=lines.append)

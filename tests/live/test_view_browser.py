@@ -14,7 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-pytestmark = [pytest.mark.browser, pytest.mark.spark, pytest.mark.untimed]
+pytestmark = [pytest.mark.browser, pytest.mark.spark]
 
 
 def _cells(tmp_path: Path) -> list[str]:

@@ -33,7 +33,6 @@ def _tiny_trace(tmp_path: Path) -> tuple[Path, Path]:
     return dags, trace
 
 
-@pytest.mark.untimed  # the shared query takes its cuts from the bound it has seen: no lead
 def test_run_writes_csv_for_both_modes(spark: Any, tmp_path: Path, mqtt_broker: str,
                                        capsys: pytest.CaptureFixture[str]) -> None:
     """Reuse fed by a broker (``--source mqtt://``: `reuse publish`'s events through Mosquitto,

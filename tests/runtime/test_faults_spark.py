@@ -85,7 +85,6 @@ def _outputs_done(root: Path) -> bool:
     return any(b["events"] > 0 for b in read_batches(root))
 
 
-@pytest.mark.untimed  # waits on the journal and the outputs, however slowly the run goes
 @pytest.mark.parametrize("source", ["replay", "mqtt"])
 def test_driver_killed_and_resumed(spark: Any, tmp_path: Path, source: str,
                                    request: pytest.FixtureRequest) -> None:

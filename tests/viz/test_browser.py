@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = [pytest.mark.browser, pytest.mark.untimed]
+pytestmark = pytest.mark.browser
 
 NOTEBOOK_CELLS = [
     "from reuse.viz.sources import Paths\nfrom reuse.viz.widget import Visualizer",
