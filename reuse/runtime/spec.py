@@ -358,9 +358,6 @@ REFUSED: tuple[Refusal, ...] = (
             "DAG)", "not built"),
     Refusal(lambda s: s.split and s.replicated_apps,
             "--replicas apps runs unsplit: --split cannot be combined with it yet", "not built"),
-    Refusal(lambda s: s.split and s.broker_fed,
-            "--split runs replayed sources only, not --source {source} (a broker-fed source's "
-            "cursors are kept per shard)", "not built"),
     Refusal(lambda s: s.replicated_apps and s.broker_fed,
             "--replicas apps runs replayed sources only, not --source {source}", "not built"),
     # the query-per-DAG engine (--merge partial or relaunch)

@@ -36,7 +36,9 @@ def _tiny_trace(tmp_path: Path) -> tuple[Path, Path]:
 def test_run_writes_csv_for_both_modes(spark: Any, tmp_path: Path, mqtt_broker: str,
                                        capsys: pytest.CaptureFixture[str]) -> None:
     """Reuse fed by a broker (``--source mqtt://``: `reuse publish`'s events through Mosquitto,
-    checked against the reference on the recorded events), Default on generated replay."""
+    checked against the reference on the recorded events) with its running DAGs split over
+    the shards (``--split``: every partition reads the broker's events of its keys, one
+    cursor per source), Default on generated replay, unsplit."""
     import threading
 
     from reuse.runtime.dataplane.publish import Publisher, Stream
@@ -48,7 +50,7 @@ def test_run_writes_csv_for_both_modes(spark: Any, tmp_path: Path, mqtt_broker: 
     publishing.start()
     for mode in ("reuse", "default"):
         out = tmp_path / f"{mode}.csv"
-        source = ["--source", mqtt_broker] if mode == "reuse" else []
+        source = ["--source", mqtt_broker, "--split"] if mode == "reuse" else []
         try:
             rc = main(["run", "--dags", str(dags), "--trace", str(trace), "--mode", mode,
                        "--step-seconds", "4", "--trigger-seconds", "1", "--rate", "10",
@@ -74,6 +76,11 @@ def test_run_writes_csv_for_both_modes(spark: Any, tmp_path: Path, mqtt_broker: 
             assert ledger["source"]["kind"] == "mqtt"
             assert ledger["source"]["counts"]["sensors/SYS"]["appended"] > 0
             assert ledger["source"]["published"]  # outputs on out/<dataflow>/<sink>
+            assert ledger["split"] is True
+            batches = [json.loads(line) for line in
+                       (tmp_path / mode / "batches.jsonl").read_text().splitlines()]
+            assert {b["split"]["partitions"] for b in batches if b.get("split")} == {2}
+            assert all(b.get("split") for b in batches if b["events"])
             import psutil  # the run's own Redis was stopped with it
 
             assert not [p for p in psutil.process_iter(["name", "cmdline"])

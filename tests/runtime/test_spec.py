@@ -147,15 +147,14 @@ def test_a_bad_value_is_one_line_naming_its_option(kw: dict[str, object], option
 COMBINATIONS = [
     ({"split": True, "k_safe": 1, "shards": 2}, 0),
     ({"split": True, "k_safe": 1, "replicas": "apps"}, 1),
-    ({"split": True, "source": BROKER}, 2),
-    ({"k_safe": 1, "replicas": "apps", "source": BROKER}, 3),
-    ({"merge": "partial", "source": BROKER}, 4),
-    ({"merge": "relaunch", "split": True}, 5),
-    ({"merge": "partial", "k_safe": 1}, 6),
-    ({"merge": "partial", "k_safe": 1, "replicas": "apps"}, 7),
-    ({"merge": "partial", "shared_disk": False}, 8),
-    ({"mode": "default", "match": "semantic"}, 9),
-    ({"replicas": "apps"}, 10),
+    ({"k_safe": 1, "replicas": "apps", "source": BROKER}, 2),
+    ({"merge": "partial", "source": BROKER}, 3),
+    ({"merge": "relaunch", "split": True}, 4),
+    ({"merge": "partial", "k_safe": 1}, 5),
+    ({"merge": "partial", "k_safe": 1, "replicas": "apps"}, 6),
+    ({"merge": "partial", "shared_disk": False}, 7),
+    ({"mode": "default", "match": "semantic"}, 8),
+    ({"replicas": "apps"}, 9),
 ]
 
 
@@ -185,11 +184,9 @@ def test_k_safety_needs_k_plus_one_shards_when_they_are_known(kw: dict[str, obje
 
 
 def test_today_refused_combinations_stay_refused() -> None:
-    """The refusals of ``live_run`` (``--split`` needs the shared query with replayed sources
-    and no ``--k-safe``), of ``_apps_run`` and of ``InplaceRuntime``, each as its own case."""
+    """The refusals of ``live_run`` (``--split`` needs the shared query and no ``--k-safe``), of ``_apps_run`` and of ``InplaceRuntime``, each as its own case."""
     for kw in ({"split": True, "merge": "partial"}, {"split": True, "k_safe": 1},
-               {"split": True, "source": BROKER}, {"replicas": "apps", "k_safe": 1,
-                                                   "split": True},
+               {"replicas": "apps", "k_safe": 1, "split": True},
                {"replicas": "apps", "k_safe": 1, "merge": "partial"},
                {"replicas": "apps", "k_safe": 1, "source": BROKER},
                {"merge": "partial", "source": BROKER}, {"merge": "partial", "k_safe": 1},
@@ -407,7 +404,7 @@ def journaled_specs(draw: st.DrawFn) -> RunSpec:
     shards = draw(st.integers(1, 64))
     k = draw(st.integers(0, shards - 1))
     split = k == 0 and draw(st.booleans())
-    source = "replay" if split else draw(st.sampled_from(["replay", BROKER, "mqtt://h:1"]))
+    source = draw(st.sampled_from(["replay", BROKER, "mqtt://h:1"]))
     return RunSpec(
         policy=Policy.of(mode, "inplace"),
         match=draw(st.sampled_from(["exact", "semantic"])) if mode == "reuse" else "exact",

@@ -211,6 +211,17 @@ class BrokerInput:
         """Per MQTT topic: received, appended, malformed, stale, missed."""
         return self.ingest.counts()
 
+    def keep(self, records: Mapping[str, list[str]], key: str, hw: int) -> None:
+        """Append each sink's record lines of a batch to its bus topic under the batch's key,
+        for :meth:`egress` to publish (a split batch's, gathered by the driver; an unsplit
+        shard appends its own). A re-run batch's append is dropped: the bus is idempotent per
+        key."""
+        from reuse.runtime.dataplane.frames import encode_frame
+
+        for task, lines in records.items():
+            if lines:
+                self.bus.publish(output_bus_topic(task), key, encode_frame(hw, lines))
+
     def wait_first(self) -> int:
         """Wait for the first message; returns :meth:`bound`.
 

@@ -90,7 +90,7 @@ from reuse.runtime.engines.shared.split_batch import (
     rebalanced,
     run_split_batch,
 )
-from reuse.runtime.engines.shared.workers import executor_id, ship_data, worker_opts
+from reuse.runtime.engines.shared.workers import bus_reader, executor_id, ship_data, worker_opts
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -137,7 +137,7 @@ def _worker(epoch: Epoch, states: dict[str, Any], opts: TaskOptions, t0: int, ra
                 if not tasks:
                     continue
                 mine = {t["id"]: states[t["id"]] for t in tasks if t["id"] in states}
-                read = _bus_reader(feed, cursors or {}, int(lo), int(hi)) if feed else None
+                read = bus_reader(feed, cursors or {}, int(lo), int(hi)) if feed else None
                 res = run_shard(tasks, int(lo), int(hi), mine, worker_opts(opts), t0=t0,
                                 rate=rate, feed=read)
                 if read is not None:
@@ -154,49 +154,6 @@ def _worker(epoch: Epoch, states: dict[str, Any], opts: TaskOptions, t0: int, ra
         yield pd.DataFrame(rows, columns=["shard", "kind", "name", "text"])
 
     return fn
-
-
-class _BusReader:
-    """One shard's source events for one batch ``[lo, hi)``, read once per source from the
-    bus (:func:`~reuse.runtime.dataplane.broker_feed.read_events`) and cut to each task's
-    window; every task gets its own copies."""
-
-    def __init__(self, bus: Any, cursors: dict[str, str], lo: int, hi: int) -> None:
-        self.bus, self.after, self.lo, self.hi = bus, cursors, lo, hi
-        self.read: dict[str, tuple[list[dict[str, Any]], str]] = {}
-
-    def __call__(self, source: str, a: int, b: int) -> list[dict[str, Any]]:
-        from reuse.runtime.dataplane.broker_feed import read_events
-
-        if source not in self.read:
-            self.read[source] = read_events(self.bus, source, self.after.get(source, ""),
-                                            self.lo, self.hi)
-        return [dict(e) for e in self.read[source][0] if a <= e["seq"] < b]
-
-    def cursors(self) -> dict[str, str]:
-        return {s: cur for s, (_, cur) in self.read.items()}
-
-    def keep(self, task: str, key: str, hw: int, lines: list[str]) -> None:
-        """Append a sink's records of this batch to its bus topic under the batch's key (a
-        re-run batch's append is dropped by the bus: idempotent per key)."""
-        from reuse.runtime.dataplane.frames import encode_frame
-        from reuse.runtime.dataplane.mqtt import output_bus_topic
-
-        self.bus.publish(output_bus_topic(task), key, encode_frame(hw, lines))
-
-
-_BUSES: dict[str, Any] = {}  # bus spec -> the bus, one per Python worker process
-
-
-def _bus_reader(feed: dict[str, str], cursors: dict[str, str], lo: int, hi: int) -> _BusReader:
-    """A batch's reader, on the worker's one connection to the bus (Spark reuses its Python
-    workers, so a connection and its scripts outlive the batch)."""
-    from reuse.runtime.dataplane.bus import make_bus
-
-    spec = json.dumps(feed, sort_keys=True)
-    if spec not in _BUSES:
-        _BUSES[spec] = make_bus(feed)
-    return _BusReader(_BUSES[spec], cursors, lo, hi)
 
 
 class BatchHooks(Protocol):
@@ -288,8 +245,9 @@ class ShardHandler:
         extra: dict[str, Any] = {}
         key = f"{self.engine.launch:06d}-{batch_id:09d}"
         if self.engine.split and not epoch.empty and hi > lo:
-            res, plan = self.engine.run_split(batch_id, epoch, states, lo, hi, key)
+            res, plan = self.engine.run_split(batch_id, epoch, states, lo, hi, key, cursors)
             new_states, cpu, taken, events = res.states, res.cpu, res.counts, res.events
+            cursors.update(res.cursors)
             shard_cpu, shard_exec = dict(res.partition_cpu), dict(res.executors)
             extra = {"split": {"partitions": plan.partitions, "stages": res.stages,
                                "critical_s": round(res.critical, 6),
@@ -481,10 +439,17 @@ class InplaceRuntime:
             return out
 
     def run_split(self, batch_id: int, epoch: Epoch, states: dict[str, Any],
-                  lo: int, hi: int, key: str) -> tuple[SplitResult, SplitPlan]:
+                  lo: int, hi: int, key: str, cursors: dict[str, str],
+                  ) -> tuple[SplitResult, SplitPlan]:
         """One batch with every running DAG split over the shards (called by the handler):
         the layout is pinned for the batch (a re-run routes as the first run did), the plan
-        made once per deployment version and layout."""
+        made once per deployment version and layout.
+
+        Broker-fed, every partition reads its sources' events of the batch from the bus
+        from the one cursor per source saved with the states (``cursors``), and the sink
+        records come back here: each sink's records of the batch are appended to its bus
+        topic once, under the batch's key, as one shard's are (a re-run's append is dropped),
+        for the egress to publish."""
         tasks = [t for shard in epoch.shards for t in shard]
         with self.lock:
             current = self.layout
@@ -493,10 +458,17 @@ class InplaceRuntime:
         if plan is None:
             plan = layout.plan(tasks)
             self._plans = {(epoch.version, layout): plan}
+        feed = self.broker.spec if self.broker is not None else None
         res = run_split_batch(self.spark, tasks, plan, states, self.opts, t0=self.t0,
-                              rate=self.rate, lo=lo, hi=hi, sinks_dir=self.sinks_dir, key=key)
-        for (task, p), text in res.sinks.items():  # no shared disk: the driver writes them
+                              rate=self.rate, lo=lo, hi=hi,
+                              sinks_dir=None if feed else self.sinks_dir, key=key, feed=feed,
+                              cursors=dict(cursors))
+        kept: dict[str, list[str]] = {}
+        for (task, p), text in sorted(res.sinks.items()):  # the driver writes them
             write_records(self.root / "sinks", task, f"{key}-p{p}", text)
+            kept.setdefault(task, []).extend(text.splitlines())
+        if self.broker is not None:
+            self.broker.keep(kept, key, hi - 1)
         by_range, by_group = range_loads(plan, res.stats)
         seqs = max(1, hi - lo)
         with self.lock:

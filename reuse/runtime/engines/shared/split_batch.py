@@ -161,6 +161,8 @@ class SplitResult:
     #: wall seconds of the Spark job, and of each stage's Python work (first start to last end)
     job_s: float = 0.0
     stage_s: list[float] = field(default_factory=list)
+    #: a broker-fed batch: source -> the bus cursor after it (the same in every partition)
+    cursors: dict[str, str] = field(default_factory=dict)
 
 
 Row = tuple[int, tuple[str, str, bytes]]  # (destination partition, (kind, name, body))
@@ -169,16 +171,22 @@ Row = tuple[int, tuple[str, str, bytes]]  # (destination partition, (kind, name,
 def _stage_fn(stage: int, tasks: list[dict[str, Any]], plan: SplitPlan,
               parts: list[dict[str, Any]], opts: TaskOptions, t0: int, rate: float,
               lo: int, hi: int, sinks_dir: str | None, key: str,
+              feed: dict[str, str] | None = None, cursors: dict[str, str] | None = None,
               ) -> Callable[[Iterable[Any]], Iterable[Row]]:
     """The ``mapPartitions`` function of one stage (runs in Spark's Python workers): stage 0
-    gets its partition's number, a later stage the rows the exchange sent to it."""
+    gets its partition's number, a later stage the rows the exchange sent to it.
+
+    ``feed`` (a broker-fed run): the bus the source events are read from, each source from its
+    cursor before the batch (``cursors``: one per source, not per partition). Every partition
+    reads the batch's range and keeps the ``seq`` whose message key it owns, so every one
+    finds the same new cursor; it is returned as a ``cursor`` row."""
 
     def fn(rows: Iterable[Any]) -> Iterable[Row]:
         from pyspark import TaskContext
 
         from reuse.runtime.common.files import write_records
         from reuse.runtime.engines.shared.stages import decode_parcels, encode_outbox, run_stage
-        from reuse.runtime.engines.shared.workers import executor_id, worker_opts
+        from reuse.runtime.engines.shared.workers import bus_reader, executor_id, worker_opts
 
         c0, w0 = time.process_time(), time.time()
         wopts = worker_opts(opts)
@@ -203,8 +211,11 @@ def _stage_fn(stage: int, tasks: list[dict[str, Any]], plan: SplitPlan,
                                         f"Spark partition {here}")
             c1 = time.process_time()
             inbox = [pc for r in raw for pc in decode_parcels(r)]
+            read = bus_reader(feed, cursors or {}, lo, hi) if feed else None
             res = run_stage(tasks, plan, stage, p, parts[p], inbox, wopts, t0=t0, rate=rate,
-                            lo=lo, hi=hi)
+                            lo=lo, hi=hi, feed=read)
+            if read is not None:
+                out += [(p, ("cursor", src, cur.encode())) for src, cur in read.cursors().items()]
             sent = 0
             for dest, body in encode_outbox(res.outbox):
                 out.append((dest, ("parcel", "", body)))
@@ -233,7 +244,9 @@ def _stage_fn(stage: int, tasks: list[dict[str, Any]], plan: SplitPlan,
 
 def run_split_batch(spark: SparkSession, tasks: list[dict[str, Any]], plan: SplitPlan,
                     states: Mapping[str, Any], opts: TaskOptions, *, t0: int, rate: float,
-                    lo: int, hi: int, sinks_dir: str | None, key: str) -> SplitResult:
+                    lo: int, hi: int, sinks_dir: str | None, key: str,
+                    feed: dict[str, str] | None = None,
+                    cursors: dict[str, str] | None = None) -> SplitResult:
     """Run batch ``[lo, hi)`` of ``tasks`` split as ``plan`` says, as one Spark job: stage 0
     on ``N`` partitions, then per exchange ``partitionBy(N)`` (Spark's shuffle, the row's
     destination as its partition) and the next stage. Returns the merged states and the
@@ -242,17 +255,23 @@ def run_split_batch(spark: SparkSession, tasks: list[dict[str, Any]], plan: Spli
     On RDDs rather than DataFrames: the exchange carries opaque bytes, and moving 50 MB
     between two stages took 0.26 s [0.22, 0.28] as pickled RDD rows against 0.66 s [0.56,
     0.76] through ``repartition`` and ``mapInPandas`` (Arrow and Spark's row format copy every
-    byte): ``benchmarks/exchange_path.py``, 4 interleaved runs."""
+    byte): ``benchmarks/exchange_path.py``, 4 interleaved runs.
+
+    Broker-fed (``feed``, ``cursors``: see :func:`_stage_fn`), the batch's sink records come
+    back to the driver whatever the disk (``sinks_dir`` ``None``): the driver appends each
+    sink's records of the batch to its bus topic once, for the egress to publish."""
     from reuse.runtime.engines.shared.stages import stage_count
 
     n = plan.partitions
     parts = split_states(plan, {t: s for t, s in states.items() if t in plan})
     count = stage_count(plan)
     rdd = spark.sparkContext.parallelize(range(n), n).mapPartitions(
-        _stage_fn(0, tasks, plan, parts, opts, t0, rate, lo, hi, sinks_dir, key))
+        _stage_fn(0, tasks, plan, parts, opts, t0, rate, lo, hi, sinks_dir, key, feed,
+                  cursors))
     for stage in range(1, count):
         rdd = rdd.partitionBy(n, to_partition).mapPartitions(
-            _stage_fn(stage, tasks, plan, parts, opts, t0, rate, lo, hi, sinks_dir, key))
+            _stage_fn(stage, tasks, plan, parts, opts, t0, rate, lo, hi, sinks_dir, key, feed,
+                      cursors))
     w0 = time.time()
     rows = rdd.collect()
     w1 = time.time()
@@ -264,6 +283,8 @@ def run_split_batch(spark: SparkSession, tasks: list[dict[str, Any]], plan: Spli
             new[p].update(json.loads(body))
         elif kind == "sink":
             res.sinks[(name, p)] = body.decode()
+        elif kind == "cursor":
+            res.cursors[name] = body.decode()
         elif kind == "stat":
             st = json.loads(body)
             st["partition"], st["stage"] = p, int(name)
