@@ -417,6 +417,21 @@ def _disk(raws: list[Any]) -> str:
     return table + "\n\n" + textwrap.fill(f"Per ten minutes (minute: KiB): {per}.", 88)
 
 
+def _compose(raws: list[Any]) -> str:
+    axes = list(raws[0]["axes"])
+    rows = []
+    for r in raws[0]["rows"]:
+        if r["status"] == "refused":
+            tail = [f"refused ({r['kind']})", "", "", "", "", r["reason"]]
+        else:
+            tail = [r["status"], str(r["rc"]), f"{r['lost']} / {r['duplicated']}",
+                    "yes" if r["outputs_equal_reference"] else "**no**",
+                    _f(r["gap_s"], 1), f"{_n(r['wall_s'])} s"]
+        rows.append([r[a] for a in axes] + tail)
+    return _table([*axes, "status", "rc", "lost / duplicated", "outputs = reference",
+                   "longest pause (s)", "wall"], _left(len(axes) + 6), rows)
+
+
 def _trace_inplace(raws: list[Any]) -> str:
     rows_by_mode = raws[0]["rows"]
     d, r = rows_by_mode["default-inplace"], rows_by_mode["reuse-inplace"]
@@ -620,6 +635,7 @@ def registry() -> dict[str, Entry]:
         Entry("broker_pace_search", ("broker_pace_search.json",), _pace_search,
               verdict=_search_verdict),
         Entry("view_latency", ("view_latency.json",), _view_latency),
+        Entry("compose", ("compose.json",), _compose),
         # decided by benchmarks/decide.py (issue 33, item 3): Figure 3, paired by step
         Entry("decide_fig3_riot", ("decide_fig3_riot.json",), _decided,
               verdict=_decided_verdict),

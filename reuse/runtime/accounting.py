@@ -25,10 +25,11 @@ from each of its sink tasks over that task's part of the window only.
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ from reuse.runtime.common.planners import stream_events_name
 from reuse.runtime.common.sink_history import sink_segments
 
 __all__ = ["parents_first", "reference_records", "observed_records", "dag_outputs", "account",
-           "leaked_records", "replica_account", "copies"]
+           "leaked_records", "replica_account", "copies", "charge_to_steps"]
 
 Key = tuple[int, str]
 
@@ -273,3 +274,21 @@ def replica_account(root: str | os.PathLike[str], ledger: Mapping[str, Any], upt
                   "observed": sum(obs.values()), "lost": sum((exp - obs).values()),
                   "duplicated": sum((obs - exp).values())}
     return out
+
+
+def charge_to_steps(rows: list[dict[str, Any]], marks: Sequence[int], *,
+                    lost: Iterable[int], duplicated: Iterable[int]) -> None:
+    """Set each step's ``lost`` and ``duplicated``: an output is charged to the step its
+    source ``seq`` fell in (step ``i`` holds the ``seq`` from ``marks[i]`` to the next mark;
+    a ``seq`` before the first mark is the first step's). The same for every driver.
+
+    >>> rows = [{}, {}]
+    >>> charge_to_steps(rows, [0, 10], lost=[3, 12, 15], duplicated=[-1])
+    >>> rows
+    [{'lost': 1, 'duplicated': 1}, {'lost': 2, 'duplicated': 0}]
+    """
+    for r in rows:
+        r["lost"] = r["duplicated"] = 0
+    for key, seqs in (("lost", lost), ("duplicated", duplicated)):
+        for s in seqs:
+            rows[max(0, bisect.bisect_right(marks, s) - 1)][key] += 1

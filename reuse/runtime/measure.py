@@ -13,6 +13,7 @@ Latency: sink record output time minus the source event's nominal emit time ``ts
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import os
@@ -26,7 +27,7 @@ import psutil
 from reuse.runtime.common.files import safe_name
 from reuse.runtime.engines.shared.deploy import REPLICA_MARK
 
-__all__ = ["CpuMeter", "SinkTail", "percentile"]
+__all__ = ["CpuMeter", "SinkTail", "percentile", "longest_pause"]
 
 
 def _category(p: psutil.Process) -> str:
@@ -247,3 +248,31 @@ def output_gaps(root: str | os.PathLike[str], copies: Mapping[str, Sequence[str]
         edges = [lo_ms] + times + [hi_ms]
         out[sink] = round(max(b - a for a, b in zip(edges, edges[1:], strict=False)) / 1000, 3)
     return out
+
+
+def longest_pause(ends: Sequence[float], lo: float, hi: float, origin: float) -> float:
+    """The longest pause between output times ``ends`` (any order) that ends in ``[lo, hi]``:
+    from one output (or ``origin``, before the first) to the next; with no output in
+    ``[lo, hi]``, the pause that lasts all of it, from the last output before ``lo`` to ``hi``.
+
+    A step's ``gap_s``, the same for every driver: ``reuse run`` over the shared query's batch
+    completions, the apps coordinator over the output arrivals its consumers read. A pause is
+    the step's it ends in, so a pause that outlasts a step is counted once, whole.
+
+    Examples
+    --------
+    >>> longest_pause([1.0, 2.0, 5.0, 6.0], 3.0, 7.0, 0.0)  # 2 -> 5 ends in [3, 7]
+    3.0
+    >>> longest_pause([], 3.0, 7.0, 0.0)  # no output yet: since the origin
+    7.0
+    >>> longest_pause([1.0, 9.0], 3.0, 7.0, 0.0)  # none in the step: from the one before
+    6.0
+    """
+    ordered = sorted(ends)
+    i, j = bisect.bisect_left(ordered, lo), bisect.bisect_right(ordered, hi)
+    last = ordered[i - 1] if i else origin
+    gap = 0.0
+    for e in ordered[i:j]:
+        gap = max(gap, e - last)
+        last = e
+    return gap if j > i else hi - last

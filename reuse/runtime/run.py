@@ -21,7 +21,6 @@ own outputs are checked against the reference too, into ``<root>/replicas.json``
 
 from __future__ import annotations
 
-import bisect
 import csv
 import os
 import sys
@@ -34,14 +33,20 @@ from typing import TYPE_CHECKING, Any
 
 from reuse.core.dataflow import Dataflow
 from reuse.core.traces import Op, check_trace
-from reuse.runtime.accounting import account, leaked_records, reference_records, replica_account
+from reuse.runtime.accounting import (
+    account,
+    charge_to_steps,
+    leaked_records,
+    reference_records,
+    replica_account,
+)
 from reuse.runtime.common.files import read_batches
 from reuse.runtime.common.policy import LIVE_MODES
 from reuse.runtime.engines.contract import Engine
 from reuse.runtime.engines.partial.engine import Runtime
 from reuse.runtime.engines.shared.engine import InplaceRuntime
 from reuse.runtime.journal import JOURNAL, JournalState, RunJournal, step_started_ms
-from reuse.runtime.measure import CpuMeter, SinkTail, percentile
+from reuse.runtime.measure import CpuMeter, SinkTail, longest_pause, percentile
 from reuse.runtime.spec import RunSpec
 
 if TYPE_CHECKING:
@@ -165,20 +170,14 @@ def run_trace(runtime: Engine, flows: Mapping[str, Dataflow], ops: Sequence[Op],
         ledger = runtime.ledger()
         ref = reference_records(ledger, upto)  # the run's one reference execution
         acc = account(runtime.root, ledger, upto, ref)
-        for r in rows:
-            r["lost"] = r["duplicated"] = 0
         # outputs of a task at or past its end cut (or before its start) belong to no DAG's
         # window, so the per-DAG accounting cannot see them: counted as duplicated
         leaks = [s for seqs in leaked_records(runtime.root, ledger, upto).values()
                  for s in seqs]
-        for a in acc.values():
-            for key, seqs in (("lost", a["lost_seqs"]), ("duplicated", a["duplicated_seqs"])):
-                for s in seqs:
-                    i = max(0, bisect.bisect_right(seq_marks, s) - 1)
-                    rows[i][key] += 1
-        for s in leaks:
-            i = max(0, bisect.bisect_right(seq_marks, s) - 1)
-            rows[i]["duplicated"] += 1
+        charge_to_steps(rows, seq_marks,
+                        lost=[s for a in acc.values() for s in a["lost_seqs"]],
+                        duplicated=[s for a in acc.values() for s in a["duplicated_seqs"]]
+                        + leaks)
         if leaks and progress:
             progress(f"{len(leaks)} outputs of tasks outside their windows (counted as "
                      "duplicated)")
@@ -287,30 +286,6 @@ def _output_gaps(rows: list[dict[str, Any]], root: Path) -> None:
         lo, hi = float(r.get("t_start_ms") or 0), float(r.get("t_end_ms") or 0)
         if hi and origin is not None:
             r["gap_s"] = round(longest_pause(ends, lo, hi, origin) / 1000, 3)
-
-
-def longest_pause(ends: Sequence[float], lo: float, hi: float, origin: float) -> float:
-    """The longest pause between output times ``ends`` (any order) that ends in ``[lo, hi]``:
-    from one output (or ``origin``, before the first) to the next; with no output in
-    ``[lo, hi]``, the pause that lasts all of it, from the last output before ``lo`` to ``hi``.
-
-    Examples
-    --------
-    >>> longest_pause([1.0, 2.0, 5.0, 6.0], 3.0, 7.0, 0.0)  # 2 -> 5 ends in [3, 7]
-    3.0
-    >>> longest_pause([], 3.0, 7.0, 0.0)  # no output yet: since the origin
-    7.0
-    >>> longest_pause([1.0, 9.0], 3.0, 7.0, 0.0)  # none in the step: from the one before
-    6.0
-    """
-    ordered = sorted(ends)
-    i, j = bisect.bisect_left(ordered, lo), bisect.bisect_right(ordered, hi)
-    last = ordered[i - 1] if i else origin
-    gap = 0.0
-    for e in ordered[i:j]:
-        gap = max(gap, e - last)
-        last = e
-    return gap if j > i else hi - last
 
 
 def _r(x: float | None) -> float | None:

@@ -56,7 +56,7 @@ from reuse.runtime.common.files import read_json, write_json
 from reuse.runtime.common.run_secrets import run_secret
 from reuse.runtime.control import OpLog, OutputLog, Registry, longest_gap
 from reuse.runtime.dataplane.redis_bus import shown_url
-from reuse.runtime.measure import CpuMeter, percentile
+from reuse.runtime.measure import CpuMeter, longest_pause, percentile
 from reuse.runtime.spec import RunSpec
 
 __all__ = ["Child", "Consumer", "Coordinator", "apps_run", "start_apps"]
@@ -418,7 +418,7 @@ def start_apps(flows: Mapping[str, Dataflow], spec: RunSpec, *, workers: int | N
                         max_events=spec.max_events, rate=rate, trigger_s=trigger_s,
                         pi_iterations=spec.pi_iterations,
                         data_dir=str(riotbench_dir(spec.data_dir)),
-                        min_users=replicate_min_users, conf=conf)
+                        min_users=replicate_min_users, conf=conf, split=spec.split)
     coord = Coordinator(root, base, k_safe, flows,
                         dead_s=spec.dead_s or max(3 * trigger_s, 5.0), meter=meter,
                         log=progress)
@@ -469,7 +469,8 @@ def _steps(coord: Coordinator, ops: Sequence[Op], step_seconds: float,
            on_step: Callable[[int, Coordinator], None] | None,
            progress: Callable[[str], None] | None) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    last_ms = time.time() * 1000
+    ends: list[float] = []  # every output's arrival (ms), as the consumers read them
+    origin = time.time() * 1000
     for n, op in enumerate(ops, 1):
         t0 = time.time()
         cpu0 = coord.meter.total()  # the step's CPU covers its operation (issue 33)
@@ -480,7 +481,7 @@ def _steps(coord: Coordinator, ops: Sequence[Op], step_seconds: float,
         arrivals, failures = coord.hold(t0 + step_seconds - time.time())
         t1 = time.time()
         cores = (coord.meter.total() - cpu0) / (t1 - t0)
-        times = sorted(ms for ms, _ in arrivals)
+        ends += [float(ms) for ms, _ in arrivals]
         lat = [float(ms - ts) for ms, ts in arrivals if ts is not None]
         counts = coord.counts()
         row = {"step": n, "op": op.op, "dag": op.dag, **counts, "paused_tasks": 0,
@@ -489,9 +490,8 @@ def _steps(coord: Coordinator, ops: Sequence[Op], step_seconds: float,
                "events_in": None, "events_out": len(arrivals), "lost": None,
                "duplicated": None, "cut": cut, "op_seconds": round(op_s, 3),
                "measured_s": round(t1 - t0, 3), "failures": failures,
-               "gap_s": round(longest_gap(times, start_ms=last_ms, end_ms=t1 * 1000) / 1000, 3),
+               "gap_s": round(longest_pause(ends, t0 * 1000, t1 * 1000, origin) / 1000, 3),
                "t_start_ms": round(t0 * 1000), "t_end_ms": round(t1 * 1000)}
-        last_ms = times[-1] if times else last_ms
         rows.append(row)
         with open(coord.root / "rows.jsonl", "a", encoding="utf-8") as fh:
             fh.write(json.dumps({**row, "replicated_streams": sorted(coord.replicated_streams())})
@@ -520,9 +520,7 @@ def _survivor_ledger(coord: Coordinator) -> dict[str, Any]:
 def _account(coord: Coordinator, rows: list[dict[str, Any]], stop_cut: int) -> None:
     """``lost`` and ``duplicated`` per step, as consumers read the streams, against the
     reference execution; each output charged to the step its source ``seq`` fell in."""
-    import bisect
-
-    from reuse.runtime.accounting import reference_records
+    from reuse.runtime.accounting import charge_to_steps, reference_records
 
     ledger = _survivor_ledger(coord)
     ref = reference_records(ledger, stop_cut)
@@ -536,9 +534,8 @@ def _account(coord: Coordinator, rows: list[dict[str, Any]], stop_cut: int) -> N
             own[c.spec.id] = _own_outputs(c, ledger, ref, stop_cut)
         elif c.spec.root not in reused:  # a dead one, up to its last batch's saved states
             own[c.spec.id] = _own_outputs(c, ledger, ref, min(stop_cut, _saved_upto(c)))
-    marks = [int(r["cut"]) for r in rows]
-    lost = [0] * len(rows)
-    dup = [0] * len(rows)
+    lost: list[int] = []
+    dup: list[int] = []
     report = {}
     consumer = coord.consumer
     for info in ledger["dags"].values():
@@ -548,15 +545,12 @@ def _account(coord: Coordinator, rows: list[dict[str, Any]], stop_cut: int) -> N
             s = sink_stream(info["dag"], lo, sink)
             exp = Counter({k: n for k, n in ref.get(rid, Counter()).items() if lo <= k[0] < hi})
             obs = Counter((q, d) for q, d, *_ in consumer.records.get(s, []))
-            for (q, _), n in (exp - obs).items():
-                lost[max(0, bisect.bisect_right(marks, q) - 1)] += n
-            for (q, _), n in (obs - exp).items():
-                dup[max(0, bisect.bisect_right(marks, q) - 1)] += n
+            lost += [q for (q, _), n in (exp - obs).items() for _ in range(n)]
+            dup += [q for (q, _), n in (obs - exp).items() for _ in range(n)]
             report[s] = {"expected": sum(exp.values()), "observed": sum(obs.values()),
                          "lost": sum((exp - obs).values()), "duplicated": sum((obs - exp).values()),
                          "window": [lo, hi]}
-    for r, a, b in zip(rows, lost, dup, strict=True):
-        r["lost"], r["duplicated"] = a, b
+    charge_to_steps(rows, [int(r["cut"]) for r in rows], lost=lost, duplicated=dup)
     write_json(coord.root / "accounting.json", {"streams": report, "instances": own})
 
 

@@ -76,6 +76,8 @@ class InstanceSpec:
     join: int | None = None
     conf: dict[str, str] = field(default_factory=dict)
     seed_timeout_s: float = 120.0
+    #: each running DAG split over the instance's shards (``--split``)
+    split: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -266,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
                          rate=spec.rate, trigger_s=spec.trigger_s, master=spec.master,
                          pi_iterations=spec.pi_iterations,
                          data_dir=None if spec.data_dir is None else Path(spec.data_dir),
-                         max_events=spec.max_events, match=spec.match)
+                         max_events=spec.max_events, match=spec.match, split=spec.split)
         engine = InplaceRuntime(spark, run, t0_ms=spec.t0,
                                 follow=str(Path(spec.root) / "ckpt" / "shared" / "ready"))
         follower = Follower(engine, spec, flows)

@@ -248,6 +248,8 @@ class ShardHandler:
             res, plan = self.engine.run_split(batch_id, epoch, states, lo, hi, key, cursors)
             new_states, cpu, taken, events = res.states, res.cpu, res.counts, res.events
             cursors.update(res.cursors)
+            for (task, _), text in sorted(res.sinks.items()):  # for the hooks, as unsplit
+                sink_text.setdefault(task, []).append(text)
             shard_cpu, shard_exec = dict(res.partition_cpu), dict(res.executors)
             extra = {"split": {"partitions": plan.partitions, "stages": res.stages,
                                "critical_s": round(res.critical, 6),
@@ -382,7 +384,7 @@ class InplaceRuntime:
         self.split = bool(split)
         self.layouts = LayoutLog(self.root / "ckpt" / QUERY / "layout")
         self.layout = SplitLayout.even(n)
-        self._plans: dict[tuple[int, SplitLayout], SplitPlan] = {}
+        self._plans: dict[tuple[int, SplitLayout, tuple[str, ...]], SplitPlan] = {}
         self._split_tasks: list[dict[str, Any]] = []
         self.range_cpu: dict[int, float] = {}
         self.group_cpu: dict[str, float] = {}
@@ -454,10 +456,13 @@ class InplaceRuntime:
         with self.lock:
             current = self.layout
         layout = self.layouts.pinned(batch_id, current)
-        plan = self._plans.get((epoch.version, layout))
+        # (the task set too: an instance across applications runs a part of the epoch, which
+        # its role may change at a cut)
+        which = (epoch.version, layout, tuple(t["id"] for t in tasks))
+        plan = self._plans.get(which)
         if plan is None:
             plan = layout.plan(tasks)
-            self._plans = {(epoch.version, layout): plan}
+            self._plans = {which: plan}
         feed = self.broker.spec if self.broker is not None else None
         res = run_split_batch(self.spark, tasks, plan, states, self.opts, t0=self.t0,
                               rate=self.rate, lo=lo, hi=hi,
