@@ -19,7 +19,7 @@ def cmd_broker(args: argparse.Namespace) -> int:
     from reuse.runtime.dataplane import mosquitto
 
     if args.action == "start":
-        res = mosquitto.start(args.dir, port=args.port)
+        res = mosquitto.start(args.dir, port=args.port, listen=args.listen)
     elif args.action == "stop":
         res = mosquitto.stop(args.dir)
     else:
@@ -70,12 +70,17 @@ def add_parsers(subparsers: Any) -> None:
     from reuse.runtime.dataplane.mqtt import DEFAULT_PORT
     from reuse.workloads.registry import WORKLOADS
 
-    b = subparsers.add_parser("broker", help="a local Mosquitto MQTT broker on 127.0.0.1")
+    b = subparsers.add_parser("broker", help="a Mosquitto MQTT broker (on 127.0.0.1 unless --listen)")
     b.add_argument("action", choices=["start", "stop", "status"])
     b.add_argument("--dir", default=str(DEFAULT_DIR),
                    help="folder of its config, log and PID (default: %(default)s)")
     b.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help="start: the port to listen on (default: %(default)s)")
+    b.add_argument("--listen", default="127.0.0.1", metavar="ADDRESS",
+                   help="start: the address to listen on (default: %(default)s, this machine "
+                        "only). Any other (0.0.0.0: every interface) refuses anonymous "
+                        "clients: user 'reuse', its password in DIR/secrets/mqtt "
+                        "(mqtt://reuse:PASSWORD@host:port)")
     b.set_defaults(func=cmd_broker)
 
     p = subparsers.add_parser(

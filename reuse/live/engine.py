@@ -442,5 +442,7 @@ class Engine:
         self.stop()
 
     def __repr__(self) -> str:
-        return (f"<Engine {self.runtime.mode} {self.runtime.source} root={self.root} "
+        from reuse.runtime.dataplane.mqtt import masked
+
+        return (f"<Engine {self.runtime.mode} {masked(self.runtime.source)} root={self.root} "
                 f"dataflows={self.submitted}>")

@@ -343,7 +343,12 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], spec: RunSpec, *,
     if spec.broker_fed:
         from reuse.runtime.dataplane.mqtt import parse_broker_url
 
-        _reachable(parse_broker_url(spec.source))  # a one-line error before any JVM starts
+        url = parse_broker_url(spec.source)
+        _reachable(url)  # a one-line error before any JVM starts
+        if url.password is not None:  # for --resume: the journal holds the URL masked
+            from reuse.runtime.common.run_secrets import keep_secret
+
+            keep_secret(root, "broker", url.password)
     meter = CpuMeter()
     broker, bus_obj = _start_bus(spec, meter)
     try:

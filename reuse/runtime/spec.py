@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple, TypedDict, TypeVar, get_a
 from reuse.core.errors import ReuseError, StateError, shown
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.common.policy import LIVE_MODES, Policy, live_policy
+from reuse.runtime.dataplane.mqtt import masked, with_password
 
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11; only read by the type checker
@@ -193,7 +194,8 @@ class RunSpec:
                 "data_dir": None if self.data_dir is None else str(self.data_dir),
                 "master": self.master, "check": self.check,
                 "defrag_every": self.defrag_every, "k_safe": self.k_safe,
-                "replicate_min_users": self.replicate_min_users, "source": self.source,
+                "replicate_min_users": self.replicate_min_users,
+                "source": masked(self.source),  # a broker's password: in secrets/broker
                 "match": self.match, "split": self.split, "shared_disk": self.shared_disk,
                 "stall_s": self.stall_s}
 
@@ -229,7 +231,8 @@ class RunSpec:
                 # added after the first journals: today's defaults when missing
                 k_safe=p.get("k_safe", int, 0),
                 replicate_min_users=p.get("replicate_min_users", int, 2),
-                source=p.get("source", str, "replay"), match=p.get("match", str, "exact"),
+                source=_unmasked(p.get("source", str, "replay"), Path(file).parent, file),
+                match=p.get("match", str, "exact"),
                 split=p.get("split", bool, False),
                 shared_disk=p.get("shared_disk", bool, True),
                 stall_s=p.get("stall_s", float, 60.0), root=Path(file).parent, warmup_s=0.0)
@@ -396,10 +399,22 @@ def _refused_combinations(spec: RunSpec) -> str | None:
     return _first_refusal(spec, REFUSED)
 
 
+def _unmasked(source: str, root: Path, file: str) -> str:
+    """A journaled source URL with its password back, from ``<root>/secrets/broker`` (the
+    run kept it there: :func:`reuse.runtime.common.run_secrets.keep_secret`)."""
+    if ":***@" not in source:
+        return source
+    try:
+        return with_password(source, (root / "secrets" / "broker").read_text().strip())
+    except FileNotFoundError:
+        raise StateError(f"the broker's password is not in {root / 'secrets' / 'broker'}",
+                         file=file) from None
+
+
 def _first_refusal(spec: RunSpec, table: tuple[Refusal, ...]) -> str | None:
     for row in table:
         if row.when(spec):
-            return row.message.format(source=spec.source, policy=spec.policy.label,
+            return row.message.format(source=masked(spec.source), policy=spec.policy.label,
                                       match=spec.match, k=spec.k_safe)
     return None
 

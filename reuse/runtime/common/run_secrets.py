@@ -14,7 +14,7 @@ from pathlib import Path
 
 from reuse.runtime.common.files import write_text
 
-__all__ = ["run_secret"]
+__all__ = ["run_secret", "keep_secret"]
 
 
 def run_secret(root: str | os.PathLike[str], name: str) -> str:
@@ -38,3 +38,12 @@ def run_secret(root: str | os.PathLike[str], name: str) -> str:
     value = _random.token_urlsafe(32)
     write_text(path, value, private=True)  # 0600 from its creation, atomically
     return value
+
+
+def keep_secret(root: str | os.PathLike[str], name: str, value: str) -> Path:
+    """Keep a secret the run was given (a broker's password) as ``<root>/secrets/<name>``,
+    mode 0600, so a resumed run finds it without its journal holding it."""
+    folder = Path(root) / "secrets"
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    write_text(folder / name, value, private=True)
+    return folder / name

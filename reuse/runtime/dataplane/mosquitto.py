@@ -4,7 +4,17 @@ As ``reuse cluster`` does for Spark (:mod:`reuse.runtime.cluster`), everything l
 folder (default ``results/mqtt-broker``): the config :func:`start` writes
 (``mosquitto.conf``: one listener on 127.0.0.1, anonymous clients, no persistence), the
 broker's log (``mosquitto.log``), its PID (``pids/mosquitto.pid``) and its port
-(``broker.json``). The broker runs in the foreground of a new session, so it outlives the
+(``broker.json``).
+
+**Nobody gets in beyond loopback (issue 34, item 4).** On 127.0.0.1 (the default) anonymous
+clients are let in, as a local broker's are. Told to listen on another address
+(``reuse broker start --listen 0.0.0.0``), the broker refuses anonymous clients: it takes one
+user, ``reuse``, whose password is made for this folder and kept in ``secrets/mqtt`` (mode
+0600, in a 0700 folder; the same on every start from the folder), and reaches mosquitto as a
+hashed password file, ``passwd`` (``mosquitto_passwd -U``: the password never appears on a
+command line; mode 0600). Such a broker runs as the user who started it, as the run's Redis
+does (mosquitto started as root would otherwise drop to a user who cannot read that file).
+Clients give it in the URL: ``mqtt://reuse:PASSWORD@host:port``. The broker runs in the foreground of a new session, so it outlives the
 command that started it; :func:`status` and :func:`stop` find it by the recorded PID, and a PID
 counts only while ``/proc`` shows a mosquitto running this folder's config (a PID the system
 gave to another process since is not ours). Nothing else is ever signalled.
@@ -21,6 +31,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from reuse.runtime.common.files import write_text
+from reuse.runtime.common.run_secrets import run_secret
 from reuse.runtime.dataplane.mqtt import DEFAULT_PORT, BrokerUrl, MqttError
 
 __all__ = ["DEFAULT_DIR", "mosquitto_exe", "config_text", "pid", "start", "stop", "status"]
@@ -53,18 +65,34 @@ def mosquitto_exe() -> str:
     return exe
 
 
-def config_text(port: int) -> str:
-    """The broker's config: one listener on 127.0.0.1, no persistence, the log on stderr.
+#: Addresses a listener may take and stay reachable from this machine only
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+#: The one user of a broker that refuses anonymous clients
+USER = "reuse"
+
+
+def config_text(port: int, listen: str = "127.0.0.1", password_file: Path | None = None) -> str:
+    """The broker's config: one listener (on 127.0.0.1 unless told otherwise), no persistence,
+    the log on stderr; with a ``password_file``, no anonymous client.
 
     Examples
     --------
     >>> print(config_text(1884).splitlines()[1])
     listener 1884 127.0.0.1
+    >>> config_text(1884, "0.0.0.0", Path("/b/passwd")).splitlines()[1:4]
+    ['listener 1884 0.0.0.0', 'allow_anonymous false', 'password_file /b/passwd']
     """
+    import getpass
+
+    # with a password file, the broker runs as whoever started it (mosquitto started as root
+    # would drop to its own user, who cannot read a file of mode 0600), as the run's Redis does
+    access = (["allow_anonymous true"] if password_file is None
+              else ["allow_anonymous false", f"password_file {password_file}",
+                    f"user {getpass.getuser()}"])
     return "\n".join([
-        "# written by `reuse broker start`: local only, nothing kept on disk",
-        f"listener {port} 127.0.0.1",
-        "allow_anonymous true",
+        "# written by `reuse broker start`: nothing kept on disk",
+        f"listener {port} {listen}",
+        *access,
         "persistence false",
         f"max_queued_messages {MAX_QUEUED}",
         f"max_inflight_messages {MAX_INFLIGHT}",
@@ -137,13 +165,14 @@ _CONNACK = bytes.fromhex("20020000")
 _DISCONNECT = bytes.fromhex("e000")
 
 
-def _answers(port: int, timeout_s: float = 0.5) -> bool:
-    """Whether an MQTT broker accepts a connection on ``127.0.0.1:port`` (a CONNECT answered
-    by a CONNACK: a socket that merely listens there is not a broker)."""
+def _answers(port: int, timeout_s: float = 0.5, host: str = "127.0.0.1") -> bool:
+    """Whether an MQTT broker answers on ``host:port`` (a CONNECT answered by a CONNACK, one
+    that refuses an anonymous client too: a socket that merely listens there is not a
+    broker)."""
     with socket.socket() as s:
         s.settimeout(timeout_s)
         try:
-            s.connect(("127.0.0.1", port))
+            s.connect((host, port))
             s.sendall(_CONNECT)
             got = b""
             while len(got) < len(_CONNACK):
@@ -154,7 +183,7 @@ def _answers(port: int, timeout_s: float = 0.5) -> bool:
             s.sendall(_DISCONNECT)
         except OSError:
             return False
-    return got == _CONNACK
+    return got[:2] == _CONNACK[:2]
 
 
 def _last_line(log: Path) -> str:
@@ -166,15 +195,17 @@ def _last_line(log: Path) -> str:
 
 
 def start(d: str | os.PathLike[str] = DEFAULT_DIR, *, port: int = DEFAULT_PORT,
-          timeout_s: float = 10.0) -> dict[str, Any]:
-    """Start mosquitto on ``127.0.0.1:port`` from folder ``d`` and wait until it accepts
-    connections; a broker already running from ``d`` on that port is left as it is.
+          listen: str = "127.0.0.1", timeout_s: float = 10.0) -> dict[str, Any]:
+    """Start mosquitto on ``listen:port`` from folder ``d`` and wait until it accepts
+    connections; a broker already running from ``d`` on that port is left as it is. Beyond
+    loopback it refuses anonymous clients (see the module doc).
 
     Returns
     -------
     dict
-        ``url``, ``pids`` (``{"mosquitto": pid}``), ``dir`` and ``started`` (``False``: it
-        was already running).
+        ``url`` (its password shown as ``***``), ``pids`` (``{"mosquitto": pid}``), ``dir``,
+        ``started`` (``False``: it was already running), and with a password ``user`` and
+        ``password_file`` (where the password is).
 
     Raises
     ------
@@ -184,20 +215,34 @@ def start(d: str | os.PathLike[str] = DEFAULT_DIR, *, port: int = DEFAULT_PORT,
     """
     d = Path(d).resolve()
     paths = _paths(d)
-    url = str(BrokerUrl("127.0.0.1", port))
+    here = "127.0.0.1" if listen in ("0.0.0.0", "::") else listen  # where we reach it
+    auth = listen not in LOOPBACK
+    extra: dict[str, Any] = {}
+    password_file = None
+    if auth:
+        secret = run_secret(d, "mqtt")
+        extra = {"user": USER, "password_file": str(d / "secrets" / "mqtt")}
+        url = str(BrokerUrl(here, port, USER, secret))
+    else:
+        url = str(BrokerUrl(here, port))
     running = pid(d)
     if running is not None:
         info = json.loads(paths["info"].read_text())
-        if info["port"] != port:
-            raise MqttError(f"a broker from {d} already runs on port {info['port']} "
-                            f"(PID {running}); reuse broker stop --dir {d} first")
-        return {"url": url, "pids": {"mosquitto": running}, "dir": str(d), "started": False}
+        if info["port"] != port or info.get("listen", "127.0.0.1") != listen:
+            raise MqttError(f"a broker from {d} already runs on port {info['port']} of "
+                            f"{info.get('listen', '127.0.0.1')} (PID {running}); "
+                            f"reuse broker stop --dir {d} first")
+        return {"url": url, "pids": {"mosquitto": running}, "dir": str(d), "started": False,
+                **extra}
     exe = mosquitto_exe()
     if _port_taken(port):
         raise MqttError(f"port {port} on 127.0.0.1 is taken (another broker?); choose another "
                         "with --port")
     (d / "pids").mkdir(parents=True, exist_ok=True)
-    paths["conf"].write_text(config_text(port))
+    if auth:
+        password_file = d / "passwd"
+        _hashed_password_file(password_file, USER, run_secret(d, "mqtt"))
+    paths["conf"].write_text(config_text(port, listen, password_file))
     log = os.open(paths["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         p = os.posix_spawn(exe, [exe, "-c", str(paths["conf"])], dict(os.environ),
@@ -208,9 +253,10 @@ def start(d: str | os.PathLike[str] = DEFAULT_DIR, *, port: int = DEFAULT_PORT,
     finally:
         os.close(log)
     paths["pid"].write_text(f"{p}\n")
-    paths["info"].write_text(json.dumps({"port": port, "url": url}) + "\n")
+    paths["info"].write_text(json.dumps({"port": port, "url": url, "listen": listen,
+                                         "auth": auth}) + "\n")
     deadline = time.monotonic() + timeout_s
-    while not _answers(port):
+    while not _answers(port, host=here):
         if not _alive(p, paths["conf"]) or time.monotonic() > deadline:
             _end(p, paths["conf"])
             paths["pid"].unlink(missing_ok=True)
@@ -218,7 +264,23 @@ def start(d: str | os.PathLike[str] = DEFAULT_DIR, *, port: int = DEFAULT_PORT,
             raise MqttError(f"mosquitto did not start on port {port}: {why} "
                             f"(log: {paths['log']})")
         time.sleep(0.05)
-    return {"url": url, "pids": {"mosquitto": p}, "dir": str(d), "started": True}
+    return {"url": url, "pids": {"mosquitto": p}, "dir": str(d), "started": True, **extra}
+
+
+def _hashed_password_file(path: Path, user: str, password: str) -> None:
+    """mosquitto's password file for one user, hashed: written in plain text with mode 0600,
+    then hashed in place by ``mosquitto_passwd -U`` (so the password is on no command line)."""
+    import subprocess
+
+    exe = (shutil.which("mosquitto_passwd")
+           or shutil.which("mosquitto_passwd", path="/usr/bin:/usr/sbin:/usr/local/bin"))
+    if exe is None:
+        raise MqttError("mosquitto_passwd is not installed (it comes with mosquitto)")
+    write_text(path, f"{user}:{password}\n", private=True)
+    res = subprocess.run([exe, "-U", str(path)], capture_output=True, text=True, timeout=30)
+    if res.returncode != 0:
+        raise MqttError(f"mosquitto_passwd -U {path} failed: "
+                        f"{(res.stderr or res.stdout).strip().splitlines()[-1:]}")
 
 
 def _end(p: int, conf: Path, timeout_s: float = 10.0) -> None:

@@ -35,7 +35,7 @@ import json
 import threading
 import urllib.parse
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from reuse.core.jsondata import bad_text, loads
@@ -46,7 +46,8 @@ from reuse.runtime.dataplane.frames import encode_frame
 __all__ = ["MqttError", "BrokerUrl", "parse_broker_url", "DEFAULT_PORT", "TOPIC_PREFIX",
            "SUBSCRIPTION", "topic_of", "source_of", "bus_topic", "OUTPUT_PREFIX",
            "output_topic", "output_bus_topic", "encode_message", "Message",
-           "Malformed", "decode_message", "TopicCounts", "Ingest", "connect_error"]
+           "Malformed", "decode_message", "TopicCounts", "Ingest", "connect_error", "masked",
+           "with_password"]
 
 #: The MQTT port a broker listens on when a URL names none (IANA's, mosquitto's default).
 DEFAULT_PORT = 1883
@@ -65,10 +66,14 @@ class MqttError(SparkRuntimeError):
 
 @dataclass(frozen=True)
 class BrokerUrl:
-    """Where an MQTT broker listens: ``mqtt://host:port`` (see :func:`parse_broker_url`)."""
+    """Where an MQTT broker listens: ``mqtt://host:port``, or ``mqtt://user:password@host:port``
+    for a broker that refuses anonymous clients (see :func:`parse_broker_url`). The password
+    is never shown: ``str`` writes it ``***``, the ``repr`` leaves both out."""
 
     host: str
     port: int = DEFAULT_PORT
+    username: str | None = field(default=None, repr=False)
+    password: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not self.host:
@@ -78,7 +83,13 @@ class BrokerUrl:
 
     def __str__(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"mqtt://{host}:{self.port}"
+        user = "" if self.username is None else f"{self.username}:***@"
+        return f"mqtt://{user}{host}:{self.port}"
+
+    def authenticate(self, client: Any) -> None:
+        """Give a paho client this URL's user and password, if it has them."""
+        if self.username is not None:
+            client.username_pw_set(self.username, self.password)
 
 
 def parse_broker_url(url: str | BrokerUrl) -> BrokerUrl:
@@ -119,8 +130,8 @@ def parse_broker_url(url: str | BrokerUrl) -> BrokerUrl:
     parts = urllib.parse.urlsplit(url.strip())
     if parts.scheme != "mqtt":
         raise bad("the scheme must be mqtt://")
-    if parts.username is not None or parts.password is not None:
-        raise bad("a user or password is not supported")
+    if (parts.username is None) != (parts.password is None) or parts.username == "":
+        raise bad("give both a user and a password (mqtt://user:password@host:port), or none")
     if parts.path not in ("", "/") or parts.query or parts.fragment:
         raise bad("it must not have a path, query or fragment")
     try:
@@ -131,7 +142,30 @@ def parse_broker_url(url: str | BrokerUrl) -> BrokerUrl:
         raise bad("it has no host")
     if port is not None and port == 0:
         raise bad("the port must be a number in 1..65535")
-    return BrokerUrl(parts.hostname, DEFAULT_PORT if port is None else port)
+    return BrokerUrl(parts.hostname, DEFAULT_PORT if port is None else port,
+                     None if parts.username is None else urllib.parse.unquote(parts.username),
+                     None if parts.password is None else urllib.parse.unquote(parts.password))
+
+
+def masked(url: str) -> str:
+    """A source URL as it may be written down (a journal, a log): its password as ``***``.
+
+    >>> masked("mqtt://reuse:s3cret@10.0.0.5:1883"), masked("replay")
+    ('mqtt://reuse:***@10.0.0.5:1883', 'replay')
+    """
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is None:
+        return url
+    return url.replace(f":{parts.password}@", ":***@", 1)
+
+
+def with_password(url: str, password: str) -> str:
+    """``url`` (masked by :func:`masked`) with its password put back.
+
+    >>> with_password("mqtt://reuse:***@h:1", "s3cret")
+    'mqtt://reuse:s3cret@h:1'
+    """
+    return url.replace(":***@", f":{urllib.parse.quote(password, safe='')}@", 1)
 
 
 def _check_source(source: str) -> str | None:
@@ -586,9 +620,14 @@ class Ingest:
         client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=self.client_id,
                              clean_session=not self.persistent, manual_ack=True)
 
+        refused: list[str] = []
+
         def on_connect(c: Any, userdata: Any, flags: Any, reason: Any, props: Any) -> None:
             if not reason.is_failure:  # also on a reconnect: subscribe again
                 c.subscribe(SUBSCRIPTION, qos=self.qos)
+            elif not self._subscribed.is_set():  # refused (a wrong or missing password)
+                refused.append(str(reason))
+                self._subscribed.set()
 
         def on_subscribe(c: Any, userdata: Any, mid: Any, reasons: Any, props: Any) -> None:
             if all(not r.is_failure for r in reasons):
@@ -600,14 +639,20 @@ class Ingest:
         client.on_connect = on_connect
         client.on_subscribe = on_subscribe
         client.on_message = on_message
+        self.broker.authenticate(client)
         try:
             client.connect(self.broker.host, self.broker.port, keepalive=30)
         except OSError as exc:
             raise connect_error(self.broker, exc) from None
         self._client = client
         client.loop_start()
-        if not self._subscribed.wait(timeout_s):
+        if not self._subscribed.wait(timeout_s) or refused:
             self._disconnect()
+            self._subscribed.clear()
+            if refused:
+                raise MqttError(f"the broker at {self.broker} refused the connection: "
+                                f"{refused[0]} (a user and password in the URL: "
+                                "mqtt://user:password@host:port)")
             raise MqttError(f"the broker at {self.broker} did not grant a subscription to "
                             f"{SUBSCRIPTION} within {timeout_s:g} s")
         self._flusher = threading.Thread(target=self._flush_loop, name="mqtt-ingest-flush",
@@ -629,6 +674,7 @@ class Ingest:
 
         client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=self.client_id,
                              clean_session=True)
+        self.broker.authenticate(client)
         try:
             client.connect(self.broker.host, self.broker.port, keepalive=30)
             client.loop_start()

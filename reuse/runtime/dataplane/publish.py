@@ -272,6 +272,7 @@ class Publisher:
 
         client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, clean_session=True)
         client.max_inflight_messages_set(1000)
+        self.broker.authenticate(client)
         try:
             client.connect(self.broker.host, self.broker.port, keepalive=30)
         except OSError as exc:

@@ -101,6 +101,7 @@ def _connect(url: BrokerUrl) -> Any:
 
     client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, clean_session=True)
     client.max_inflight_messages_set(1000)
+    url.authenticate(client)
     try:
         client.connect(url.host, url.port, keepalive=30)
     except OSError as exc:
