@@ -131,7 +131,7 @@ def parse_broker_url(url: str | BrokerUrl) -> BrokerUrl:
     if parts.scheme != "mqtt":
         raise bad("the scheme must be mqtt://")
     if (parts.username is None) != (parts.password is None) or parts.username == "":
-        raise bad("give both a user and a password (mqtt://user:password@host:port), or none")
+        raise bad("give both a user and a password (mqtt://user:password@...), or neither")
     if parts.path not in ("", "/") or parts.query or parts.fragment:
         raise bad("it must not have a path, query or fragment")
     try:

@@ -49,7 +49,7 @@ def test_broker_urls(url: str, host: str, port: int) -> None:
     ("mqtt://h:0", "the port must be a number in 1..65535"),
     ("mqtt://h:70000", "the port must be a number in 1..65535"),
     ("mqtt://h:port", "the port must be a number in 1..65535"),
-    ("mqtt://u:p@h:1883", "a user or password is not supported"),
+    ("mqtt://u@h:1883", "give both a user and a password (mqtt://user:password@...), or neither"),
     ("mqtt://h:1883/sensors", "it must not have a path, query or fragment"),
     ("mqtt://h:1883?x=1", "it must not have a path, query or fragment"),
 ])
