@@ -195,7 +195,8 @@ def run_window(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
                gather: Gather = parents_merged, tagged: frozenset[str] = frozenset(),
                taken: Callable[[Mapping[str, Any], list[Event]], None] | None = None,
                sent: Callable[[Mapping[str, Any], list[Any]], None] | None = None,
-               now_ms: Callable[[], float] | None = None) -> WindowOut:
+               now_ms: Callable[[], float] | None = None, skip_idle: bool = False,
+               ) -> WindowOut:
     """Run ``tasks`` (parents first; each ``id``, ``type``, ``config``, ``parents``, ``kind``,
     ``start``, ``end``, ``record``) over ``[lo, hi)`` from ``states``.
 
@@ -206,6 +207,11 @@ def run_window(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
     ``opts["fuse_predicates"]`` is false: the same outputs, sinks and counts, each member billed
     a share of the group's CPU. That flag is not passed on to the tasks, so both settings build
     and cache the same task objects. ``now_ms`` is the clock that stamps records.
+
+    ``skip_idle``: a task given no input at all is not built (its state, if any, is carried
+    as it is). A partial DAG's batch often brings nothing new to most of its tasks, and
+    building a stateful task means rebuilding it from its state; the shard worker builds every
+    task in its window (its saved states and records are pinned by its tests).
     """
     clock = now_ms or (lambda: time.time() * 1000)
     fuse = bool(opts.get("fuse_predicates", True))
@@ -234,19 +240,26 @@ def run_window(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
                 _run_group(first[tid], by_id, lo, hi, states, opts, gather, tagged, res, line,
                            clock)
         else:
-            task = cached_task(t, opts, states.get(tid))
             outputs[tid] = []
+            items = gather(t, outputs) if skip_idle else None
+            if items is not None and not items:
+                if tid in states:
+                    res.states[tid] = states[tid]
+                continue
+            task = cached_task(t, opts, states.get(tid))
             if a >= b:
                 if task.stateful and tid in states:
                     res.states[tid] = states[tid]
                 continue
+            if items is None:
+                items = gather(t, outputs)
             if tid in tagged:
-                window = seq_slice(gather(t, outputs), a, b, KEY)
+                window = seq_slice(items, a, b, KEY)
                 events: list[Event] = [x[3] for x in window]
                 outputs[tid], recs = _process_tagged(task.process, window, bool(t["record"]),
                                                      line, clock)
             else:
-                window = events = seq_slice(gather(t, outputs), a, b)
+                window = events = seq_slice(items, a, b)
                 outputs[tid], recs = process_window(task.process, events, t["kind"] == "sink",
                                                     bool(t["record"]), line, clock)
             if taken is not None:

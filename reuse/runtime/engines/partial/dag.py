@@ -100,7 +100,7 @@ def run_batch(spec: Mapping[str, Any], control: Mapping[str, Any], state: Mappin
         return merged
 
     res = run_window(tasks, 0, UNBOUNDED, state.get("tasks", {}), {**opts, "fuse_predicates": False},
-                     source=_no_source, gather=gather, now_ms=now_ms)
+                     source=_no_source, gather=gather, now_ms=now_ms, skip_idle=True)
     limit = opts.get("limit")
     last = max(ends.values()) if ends else 0
     if limit is not None:
@@ -116,8 +116,14 @@ def run_batch(spec: Mapping[str, Any], control: Mapping[str, Any], state: Mappin
     return {"topics": topics, "sinks": res.sinks, "state": new_state}
 
 
+_STATEFUL: dict[str, bool] = {}  # task type and config -> stateful, one build per worker
+
+
 def _stateful(t: Mapping[str, Any], opts: Mapping[str, Any]) -> bool:
-    return bool(cached_task(t, opts, None).stateful)
+    key = json.dumps([t["type"], t["config"]], sort_keys=True)
+    if key not in _STATEFUL:
+        _STATEFUL[key] = bool(cached_task(t, opts, None).stateful)
+    return _STATEFUL[key]
 
 
 def _no_source(t: Mapping[str, Any], a: int, b: int) -> list[dict[str, Any]]:
