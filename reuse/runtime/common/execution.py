@@ -18,7 +18,8 @@ import orjson
 
 __all__ = ["SINK_TYPES", "task_kind", "build_task", "cached_task", "digest", "record",
            "record_line",
-           "parents_first", "source_event", "emitted_bound", "next_offset"]
+           "parents_first", "source_event", "emitted_bound", "next_offset", "read_hold",
+           "held_offset"]
 
 SINK_TYPES = ("MQTTPublish", "Sink")
 _CACHE: dict[tuple[str, str, str], Any] = {}
@@ -191,6 +192,32 @@ def emitted_bound(t0_ms: int, rate: float, now_ms: float | None = None) -> int:
     """
     now = time.time() * 1000 if now_ms is None else now_ms
     return int((now - t0_ms) * rate // 1000)
+
+
+def read_hold(path: str) -> int | None:
+    """The ``seq`` a held source must not emit yet, from its hold file (``None``: no hold, or
+    no file). The driver writes the file atomically, so a reader sees a whole number."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read().strip()
+    except FileNotFoundError:
+        return None
+    return int(text) if text else None
+
+
+def held_offset(end: int, hold: int | None, start: int | None = None) -> int:
+    """A source batch's end (exclusive) lowered to a hold (``None``: none), never behind the
+    batch's ``start``. Read the hold *after* computing ``end`` from the clock: a hold written
+    meanwhile is then either seen or newer than the clock reading.
+
+    Examples
+    --------
+    >>> held_offset(50, None), held_offset(50, 40), held_offset(30, 40), held_offset(50, 40, 45)
+    (50, 40, 30, 45)
+    """
+    if hold is not None:
+        end = min(end, hold)
+    return end if start is None else max(end, start)
 
 
 def next_offset(t0_ms: int, rate: float, *, limit: int = -1, start: int | None = None,

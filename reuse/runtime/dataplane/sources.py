@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
-from reuse.runtime.common.execution import next_offset, source_event
+from reuse.runtime.common.execution import held_offset, next_offset, read_hold, source_event
 from reuse.runtime.common.files import read_json, safe_name, write_json
 from reuse.runtime.common.planners import stream_events_name
 from reuse.runtime.dataplane.bus import BusError, make_bus
@@ -55,13 +55,15 @@ class _ReplayReader(DataSourceStreamReader):
         self.start = int(options.get("start", "0"))
         self.data_dir = options.get("data_dir", "")
         self.limit = int(options.get("limit", "-1"))
+        self.hold = options.get("hold", "")
 
     def initialOffset(self) -> dict:
         return {"seq": self.start}
 
     def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:
         lo = None if start is None else int(start["seq"])
-        return {"seq": next_offset(self.t0, self.rate, limit=self.limit, start=lo)}
+        end = next_offset(self.t0, self.rate, limit=self.limit, start=lo)
+        return {"seq": held_offset(end, read_hold(self.hold) if self.hold else None, lo)}
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         if int(end["seq"]) <= int(start["seq"]):
@@ -86,7 +88,8 @@ class ReplayDataSource(DataSource):
     Options: ``src`` (stream name, the events' ``src``), ``src_type`` (``SYS``/``TAXI``/``FIT`` or
     anything for synthetic), or ``streams`` (JSON list of ``[src, src_type]``: several streams
     paced together by one query, used for OPMW's many synthetic sources), ``t0`` (ms), ``rate`` (events/s), ``start`` (first seq),
-    ``data_dir``, ``limit`` (stop before this seq; -1 = never).
+    ``data_dir``, ``limit`` (stop before this seq; -1 = never), ``hold`` (a file holding a
+    ``seq`` not to emit yet, :meth:`~reuse.runtime.engines.partial.engine.Runtime.hold`).
     """
 
     @classmethod

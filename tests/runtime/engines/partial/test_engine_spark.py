@@ -22,11 +22,11 @@ from reuse.testing import riot_flows
 pytestmark = pytest.mark.spark
 
 RATE = 20.0
-# an operation is enacted once the sources are this close to its cut: room for the
-# operation itself (starting queries) on a slow or loaded machine (5 s was passed by a remove
-# on a machine with two other busy processes); at most 6 s, so that no dataflow is removed
-# before its own join cut
-LEAD = int(RATE * 6)
+# an operation is enacted once the sources are this close to its cut, and the sources are held
+# at the cut until it is enacted (Runtime.hold): however long a loaded machine takes to start a
+# query, no cut is passed before its operation (a fixed lead alone was passed by removes on a
+# loaded machine)
+LEAD = int(RATE * 2)
 # 60 seqs (3 s) past the last operation of STEPS: enough to see what a removal left running
 # and stopped; the runs with later operations (defragment, lazy removals) run to LATE_LIMIT
 LIMIT = 360
@@ -65,6 +65,7 @@ def scenario(spark: Any, root: Path, mode: str, unmerge: str,
     try:
         rt.start_sources(["SYS"])
         for op, dag, at in steps:
+            rt.hold(at)
             _wait_for(rt, at, lead=LEAD)
             if op == "submit":
                 rt.submit(flows[dag], at=at)
@@ -74,6 +75,7 @@ def scenario(spark: Any, root: Path, mode: str, unmerge: str,
                 rt.remove(dag, at=at)
             rt.poll()
             counts.append(rt.counts())
+        rt.hold(None)
         rt.wait_processed(limit - 1, timeout_s=90)
         rt.wait_stopped(timeout_s=60)
         counts.append(rt.counts())
@@ -231,7 +233,9 @@ def test_restart_resumes_task_state(spark: Any, tmp_path: Path) -> None:
                  t0_ms=int(time.time() * 1000) + 500)
     try:
         rt.start_sources(["SYS"])
+        rt.hold(100)
         rt.submit(flows["stats-sys"], at=100)
+        rt.hold(None)
         q = next(n for n, qi in rt.queries.items() if qi.kind == "partial")
         _wait_for(rt, 170, lead=0)
         assert rt.qhw(q) > 100  # it has built state before the kill
