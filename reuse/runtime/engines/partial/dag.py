@@ -110,7 +110,11 @@ def run_batch(spec: Mapping[str, Any], control: Mapping[str, Any], state: Mappin
     for tid in control.get("publish", []):
         if tid in internal:
             lines = [json.dumps(e, separators=(",", ":")) for e in res.outputs.get(tid, [])]
-            topics[spec["name_of"][tid]] = encode_frame(qhw, lines)
+            # an ended task vouches for its topic only below its end cut: past it, a hand-over
+            # successor (or nobody) writes the topic, and a consumer told more would count
+            # itself done (or release a join's held events) before the successor's outputs
+            hw_t = qhw if tid not in ends else min(qhw, ends[tid] - 1)
+            topics[spec["name_of"][tid]] = encode_frame(hw_t, lines)
     new_state = {"tasks": {**state.get("tasks", {}), **res.states}, "hw": hw,
                  "offsets": offsets, "held": held, "qhw": qhw, "final": final}
     return {"topics": topics, "sinks": res.sinks, "state": new_state}

@@ -39,6 +39,17 @@ def test_admission_cuts_and_publish() -> None:
     assert res["state"]["offsets"] == {"src:S": "a"} and not res["state"]["final"]
 
 
+def test_an_ended_task_claims_its_topic_only_below_its_end_cut() -> None:
+    """A draining predecessor that reads past its cut in one batch (a burst) must not tell the
+    topic's consumers it has processed past it: a hand-over successor writes that part of the
+    topic, and a consumer told hw 9 would count itself done before the successor's outputs."""
+    res = run_batch(SPEC, {"publish": ["pi"], "end": {"pi": 7, "out": 7}}, {},
+                    [_msg("a", range(0, 10))])
+    assert decode_frame(res["topics"]["pi"], topic="pi", key="k").hw == 6
+    assert _seqs(res["topics"]["pi"]) == [3, 4, 5, 6]
+    assert res["state"]["qhw"] == 9 and res["state"]["final"]
+
+
 def test_final_when_every_task_ended_and_drained() -> None:
     control = {"end": {"pi": 8, "out": 8}}
     early = run_batch(SPEC, control, {}, [_msg("a", range(0, 6))])

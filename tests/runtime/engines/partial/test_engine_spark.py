@@ -1,6 +1,6 @@
 """Real Spark streaming merge and unmerge: three overlapping RIoT dataflows, the middle removed.
 
-Each scenario replays the same deterministic SYS stream (20 events/s, seq < LIMIT) with the same
+Each scenario replays the same deterministic SYS stream (60 events/s, held at each operation's cut, seq < LIMIT) with the same
 join and end cuts, so the runs (Reuse+pause, Reuse+stop, Default with its own sources or shared
 ones, ...) see identical input events and every sink's outputs can be compared across runs and
 with the reference execution.
@@ -21,13 +21,13 @@ from reuse.testing import riot_flows
 
 pytestmark = pytest.mark.spark
 
-RATE = 20.0
+RATE = 60.0
 # an operation is enacted once the sources are this close to its cut, and the sources are held
 # at the cut until it is enacted (Runtime.hold): however long a loaded machine takes to start a
 # query, no cut is passed before its operation (a fixed lead alone was passed by removes on a
 # loaded machine)
 LEAD = int(RATE * 2)
-# 60 seqs (3 s) past the last operation of STEPS: enough to see what a removal left running
+# 60 seqs (1 s) past the last operation of STEPS: enough to see what a removal left running
 # and stopped; the runs with later operations (defragment, lazy removals) run to LATE_LIMIT
 LIMIT = 360
 LATE_LIMIT = 420
@@ -63,6 +63,7 @@ def scenario(spark: Any, root: Path, mode: str, unmerge: str,
                  t0_ms=int(time.time() * 1000) + 500)
     counts = []
     try:
+        rt.hold(steps[0][2])
         rt.start_sources(["SYS"])
         for op, dag, at in steps:
             rt.hold(at)
@@ -237,8 +238,11 @@ def test_restart_resumes_task_state(spark: Any, tmp_path: Path) -> None:
         rt.submit(flows["stats-sys"], at=100)
         rt.hold(None)
         q = next(n for n, qi in rt.queries.items() if qi.kind == "partial")
-        _wait_for(rt, 170, lead=0)
-        assert rt.qhw(q) > 100  # it has built state before the kill
+        deadline = time.time() + 60
+        while rt.qhw(q) <= 130 and time.time() < deadline:  # it builds state before the kill
+            rt.poll()
+            time.sleep(0.1)
+        assert rt.qhw(q) > 130
         rt.restart(q)
         rt.wait_processed(limit - 1, timeout_s=90)
         ledger = rt.ledger()
