@@ -33,10 +33,10 @@ from reuse.workloads.tenants import respell
 
 pytestmark = pytest.mark.spark
 
-RATE = 20.0
+RATE = 40.0
 # an operation is enacted once the sources are this close to its cut: room for the
 # operation itself (starting queries) on a slow or loaded machine
-LEAD = int(RATE * 5)
+LEAD = int(RATE * 3)
 LIMIT = 420
 STEPS: list[tuple[str, str, int]] = [
     ("submit", "stats-sys", 120),
