@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reuse.runtime.apps.roles import RoleLog, instance_tasks, ready_mark
-from reuse.runtime.common.execution import build_task, next_offset
+from reuse.runtime.common.execution import is_stateful, next_offset
 from reuse.runtime.control import OpLog, OutputLog, Registry
 from reuse.runtime.control.cutstates import CutStates
 
@@ -114,7 +114,6 @@ class Follower:
         self.roles = RoleLog()
         self.stop_cut: int | None = None
         self.ran: frozenset[str] = frozenset()
-        self._stateful: dict[str, bool] = {}
         self.executors: tuple[str, ...] = ()
         self.batches = 0  # batches this process ran (apps.json: none, no executors to name)
         from reuse.runtime.engines.shared.engine import ShardHandler
@@ -193,15 +192,10 @@ class Follower:
         self.ran = frozenset(t["id"] for s in epoch.shards for t in s)
         return epoch
 
-    def _is_stateful(self, t: dict[str, Any]) -> bool:
-        if t["id"] not in self._stateful:
-            self._stateful[t["id"]] = (t["kind"] != "source" and bool(
-                build_task(t["type"], t["config"], self.engine.opts).stateful))
-        return self._stateful[t["id"]]
-
     def seed(self, epoch: Epoch, states: dict[str, Any], lo: int) -> dict[str, Any]:
         need = [t["id"] for s in epoch.shards for t in s
-                if int(t["start"]) < lo and t["id"] not in states and self._is_stateful(t)]
+                if int(t["start"]) < lo and t["id"] not in states
+                and is_stateful(t, self.engine.opts)]
         if need:  # joining, or a task newly shared enough to run here: warm, from a live one
             states.update(self.cut_states.take(lo, need, timeout_s=self.spec.seed_timeout_s))
         return states

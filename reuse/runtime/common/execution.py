@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["SINK_TYPES", "task_kind", "build_task", "cached_task", "digest", "record",
+__all__ = ["SINK_TYPES", "task_kind", "build_task", "cached_task", "is_stateful", "digest", "record",
            "record_line",
            "parents_first", "source_event", "emitted_bound", "next_offset", "read_hold",
            "held_offset"]
@@ -72,6 +72,29 @@ def cached_task(t: Mapping[str, Any], opts: Mapping[str, Any], state: Any) -> An
     if task.stateful and state is not None:
         task.set_state(state)
     return task
+
+
+_STATEFUL: dict[str, bool] = {}  # task type and config -> stateful
+
+
+def is_stateful(t: Mapping[str, Any], opts: Mapping[str, Any]) -> bool:
+    """Whether a task (``{type, config}``) keeps state between events (a source: no). Asked
+    every batch by the partial DAGs (a join's held events) and the apps instances (what a
+    joiner must be seeded with), so it builds the task once per type and config per process.
+
+    Examples
+    --------
+    >>> is_stateful({"type": "BlockWindowAverage", "config": {"window": 5, "fields": ["x"]}}, {})
+    True
+    >>> is_stateful({"type": "SYS", "config": "source"}, {})
+    False
+    """
+    if task_kind(t["type"], t["config"]) == "source":
+        return False
+    key = json.dumps([t["type"], t["config"]], sort_keys=True)
+    if key not in _STATEFUL:
+        _STATEFUL[key] = bool(build_task(t["type"], t["config"], opts).stateful)
+    return _STATEFUL[key]
 
 
 def digest(event: Mapping[str, Any]) -> str:

@@ -45,7 +45,7 @@ from reuse.runtime.dataplane.frames import encode_frame
 
 __all__ = ["MqttError", "BrokerUrl", "parse_broker_url", "DEFAULT_PORT", "TOPIC_PREFIX",
            "SUBSCRIPTION", "topic_of", "source_of", "bus_topic", "OUTPUT_PREFIX",
-           "output_topic", "output_bus_topic", "encode_message", "Message",
+           "output_topic", "output_bus_topic", "keep_output", "encode_message", "Message",
            "Malformed", "decode_message", "TopicCounts", "Ingest", "connect_error", "masked",
            "with_password"]
 
@@ -259,6 +259,14 @@ def output_bus_topic(task: str) -> str:
     'out:etl-sys.publish'
     """
     return f"out:{task}"
+
+
+def keep_output(bus: Bus, task: str, key: str, hw: int, lines: list[str]) -> None:
+    """Append a sink's record lines of one batch to its bus topic (:func:`output_bus_topic`)
+    under the batch's key, as a frame whose ``hw`` is the batch's last ``seq``. The one writer
+    of an output topic: an unsplit shard's worker and the driver of a split batch both call
+    it. A re-run batch's append is dropped by the bus (idempotent per key)."""
+    bus.publish(output_bus_topic(task), key, encode_frame(hw, lines))
 
 
 def bus_topic(source: str) -> str:

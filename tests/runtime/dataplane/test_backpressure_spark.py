@@ -33,7 +33,7 @@ RATE = 20.0
 # an operation is enacted once the sources are this close to its cut: room for the
 # operation itself (starting queries) on a slow or loaded machine
 LEAD = int(RATE * 5)
-LIMIT = 1200
+LIMIT = 1000
 SLOW = (400, 700)  # source seq during which the slow consumer is 10x slower
 MAX_EVENTS, LAG_HIGH, LAG_LOW = 400, 800, 300  # a SYS parse topic carries ~7 events per seq
 STEPS = [("stats-moment-sys", 100), ("clean-sys", 160), ("pred-classify-sys", 220)]

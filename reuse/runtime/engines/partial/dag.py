@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reuse.runtime import SparkRuntimeError
-from reuse.runtime.common.execution import cached_task, task_kind
+from reuse.runtime.common.execution import is_stateful, task_kind
 from reuse.runtime.common.files import read_json, write_json, write_records
 from reuse.runtime.common.states import BatchStates
 from reuse.runtime.common.window import SEQ, UNBOUNDED, run_window
@@ -93,7 +93,7 @@ def run_batch(spec: Mapping[str, Any], control: Mapping[str, Any], state: Mappin
         for p in t["parents"]:
             merged.extend(outputs.get(p, []) if p in internal else ext.get(spec["topics"][p], []))
         merged.sort(key=SEQ)
-        if tid in waits and merged and _stateful(t, opts):
+        if tid in waits and merged and is_stateful(t, opts):
             held[tid] = [e for e in merged if e["seq"] > qhw]
             return [e for e in merged if e["seq"] <= qhw]
         held.pop(tid, None)
@@ -118,16 +118,6 @@ def run_batch(spec: Mapping[str, Any], control: Mapping[str, Any], state: Mappin
     new_state = {"tasks": {**state.get("tasks", {}), **res.states}, "hw": hw,
                  "offsets": offsets, "held": held, "qhw": qhw, "final": final}
     return {"topics": topics, "sinks": res.sinks, "state": new_state}
-
-
-_STATEFUL: dict[str, bool] = {}  # task type and config -> stateful, one build per worker
-
-
-def _stateful(t: Mapping[str, Any], opts: Mapping[str, Any]) -> bool:
-    key = json.dumps([t["type"], t["config"]], sort_keys=True)
-    if key not in _STATEFUL:
-        _STATEFUL[key] = bool(cached_task(t, opts, None).stateful)
-    return _STATEFUL[key]
 
 
 def _no_source(t: Mapping[str, Any], a: int, b: int) -> list[dict[str, Any]]:

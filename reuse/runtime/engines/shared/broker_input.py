@@ -76,6 +76,7 @@ from reuse.runtime.dataplane.mqtt import (
     MqttError,
     TopicCounts,
     connect_error,
+    keep_output,
     output_bus_topic,
     output_topic,
     parse_broker_url,
@@ -217,11 +218,9 @@ class BrokerInput:
         for :meth:`egress` to publish (a split batch's, gathered by the driver; an unsplit
         shard appends its own). A re-run batch's append is dropped: the bus is idempotent per
         key."""
-        from reuse.runtime.dataplane.frames import encode_frame
-
         for task, lines in records.items():
             if lines:
-                self.bus.publish(output_bus_topic(task), key, encode_frame(hw, lines))
+                keep_output(self.bus, task, key, hw, lines)
 
     def wait_first(self) -> int:
         """Wait for the first message; returns :meth:`bound`.

@@ -104,10 +104,9 @@ class BusReader:
     def keep(self, task: str, key: str, hw: int, lines: list[str]) -> None:
         """Append a sink's records of this batch to its bus topic under the batch's key (a
         re-run batch's append is dropped by the bus: idempotent per key)."""
-        from reuse.runtime.dataplane.frames import encode_frame
-        from reuse.runtime.dataplane.mqtt import output_bus_topic
+        from reuse.runtime.dataplane.mqtt import keep_output
 
-        self.bus.publish(output_bus_topic(task), key, encode_frame(hw, lines))
+        keep_output(self.bus, task, key, hw, lines)
 
 
 _BUSES: dict[str, Any] = {}  # bus spec -> the bus, one per Python worker process
