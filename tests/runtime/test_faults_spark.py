@@ -55,11 +55,15 @@ def test_killed_python_worker_is_recovered(spark: Any, tmp_path: Path) -> None:
     killed: list[int] = []
     try:
         rt.start_sources(["SYS"])
-        # cuts in the future whatever the machine's load (starting queries takes seconds)
+        # cuts in the future whatever the machine's load (starting queries takes seconds):
+        # the sources are held at each cut until its submit is enacted
         first = max(60, rt.bound() + 40)
+        rt.hold(first)
         rt.submit(flows["stats-sys"], at=first)
         second = max(first + 40, rt.bound() + 40)
+        rt.hold(second)
         rt.submit(flows["clean-sys"], at=second)
+        rt.hold(None)
         while rt.bound() < second + 60:
             rt.poll()
             time.sleep(0.05)
