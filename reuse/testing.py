@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = ["spark", "mqtt_broker", "warm_up", "riot_flows", "rerun_outputs",
            "kill_workers_until_failure", "ROOT", "REQUIRE_ENV", "PARTS", "missing",
-           "required_parts", "missing_part", "execute_tasks", "run_flow"]
+           "required_parts", "missing_part", "execute_tasks", "run_flow", "shuffled"]
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -372,3 +372,34 @@ def kill_workers_until_failure(rt: Any, in_batch: Callable[[], bool], *,
         rt.poll()
         time.sleep(0.01)
     return killed
+
+
+def shuffled(items: list[Any], seed: int, module_of: Callable[[Any], str]) -> list[Any]:
+    """``items`` with their modules in a random order and each module's items in a random
+    order, both drawn from ``seed`` (the same seed, the same order): ``pytest --shuffle SEED``
+    hunts order dependence while each module's fixtures are still made once.
+
+    Examples
+    --------
+    >>> items = ["a1", "a2", "b1", "b2", "c1"]
+    >>> out = shuffled(items, 3, lambda i: i[0])
+    >>> sorted(out) == items and out == shuffled(items, 3, lambda i: i[0])
+    True
+    >>> from itertools import groupby
+    >>> len([m for m, _ in groupby(out, key=lambda i: i[0])])  # each module's items together
+    3
+    """
+    import random
+
+    rng = random.Random(seed)
+    by_module: dict[str, list[Any]] = {}
+    for item in items:
+        by_module.setdefault(module_of(item), []).append(item)
+    modules = sorted(by_module)
+    rng.shuffle(modules)
+    out: list[Any] = []
+    for m in modules:
+        group = by_module[m]
+        rng.shuffle(group)
+        out += group
+    return out

@@ -32,7 +32,7 @@ from hypothesis import HealthCheck, settings
 
 from reuse.core.dataflow import Dataflow, load_dataflows
 from reuse.core.equivalence import AncestorGraph, tasks_equivalent_literal
-from reuse.testing import REQUIRE_ENV, missing, missing_part, required_parts
+from reuse.testing import REQUIRE_ENV, missing, missing_part, required_parts, shuffled
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -58,6 +58,25 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                            HealthCheck.filter_too_much, HealthCheck.large_base_example,
                            HealthCheck.function_scoped_fixture])
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--shuffle", type=int, default=None, metavar="SEED",
+                     help="run the test modules in a seeded random order, and each module's "
+                          "tests in a seeded random order (module fixtures are still made "
+                          "once): hunts order dependence (issue 34, item 5)")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    seed = config.getoption("--shuffle")
+    if seed is not None:
+        items[:] = shuffled(items, seed, lambda i: str(i.path))
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    seed = config.getoption("--shuffle")
+    return None if seed is None else f"shuffled: --shuffle {seed}"
 
 
 def pytest_configure(config: pytest.Config) -> None:
