@@ -3,9 +3,9 @@
 # test suite (pytest arguments pass through).
 #   ./scripts/test.sh           everything: two pytest processes at once, the Spark and browser
 #                               tests in this one (slowest 20 listed), the others beside it;
-#                               about 17 minutes on a fresh clone with set-up (2026-11-27: the
-#                               Spark lane 16 min, the rest 3 min beside it; the goal of under
-#                               15 is issue 34's)
+#                               about 15 minutes on a fresh clone with set-up (2026-11-27, at
+#                               7dcd2fb: 14 min 57 s; the Spark lane 14 min 07 s, the rest
+#                               3 min 33 s beside it)
 #   ./scripts/test.sh --fast    no Spark, no browser: the developer's loop (under 3 minutes)
 # $REUSE_REQUIRE=redis,browser,data,mqtt,namespaces (.ci/run sets it) fails the tests that would skip for want
 # of one of those real parts.

@@ -58,7 +58,8 @@ INSIDE: dict[str, tuple[tuple[str, ...], ...]] = {
     ),
     "reuse.cli": (
         ("reuse.cli.common",),
-        ("reuse.cli.billing", "reuse.cli.blast", "reuse.cli.broker", "reuse.cli.placement",
+        ("reuse.cli.billing", "reuse.cli.blast", "reuse.cli.broker", "reuse.cli.lab",
+         "reuse.cli.placement",
          "reuse.cli.runtime", "reuse.cli.workloads"),
         ("reuse.cli.main",),
         ("reuse.cli",),

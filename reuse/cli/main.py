@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from reuse.cli import billing, blast, broker, placement, runtime, workloads
+from reuse.cli import billing, blast, broker, lab, placement, runtime, workloads
 from reuse.cli.common import add_replay_arguments, load_replay_inputs, prepare
 from reuse.core.dataflow import load_dataflow
 from reuse.core.errors import ReuseError
@@ -173,6 +173,7 @@ def _add_layer_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore
     blast.add_parsers(sub)
     runtime.add_parsers(sub)
     broker.add_parsers(sub)
+    lab.add_parsers(sub)
     placement.add_parser(sub)
 
 
