@@ -15,24 +15,17 @@ read it. The command replaces itself with the server (``exec``), so its PID is t
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from reuse.core.errors import ReuseError
+from reuse.runtime.common.run_secrets import beyond_loopback, run_secret, secret_file
 
 __all__ = ["DEFAULT_DIR", "lab_command", "add_parsers"]
 
 DEFAULT_DIR = Path("results") / "lab"
-
-
-def _loopback(address: str) -> bool:
-    try:
-        return ipaddress.ip_address(address).is_loopback
-    except ValueError:
-        return address == "localhost"
 
 
 def lab_command(listen: str, port: int, token_file: Path, root: Path, *,
@@ -54,7 +47,7 @@ def lab_command(listen: str, port: int, token_file: Path, root: Path, *,
     argv = [sys.executable, "-m", "jupyterlab", f"--ServerApp.ip={listen}",
             f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
             f"--ServerApp.root_dir={root}", "--ServerApp.allow_unauthenticated_access=False"]
-    if not _loopback(listen):
+    if beyond_loopback(listen):
         # requests name this machine by an address other than loopback; the token guards them
         argv.append("--ServerApp.allow_remote_access=True")
     if not open_browser:
@@ -65,13 +58,11 @@ def lab_command(listen: str, port: int, token_file: Path, root: Path, *,
 
 
 def cmd_lab(args: argparse.Namespace) -> int:
-    from reuse.runtime.common.run_secrets import run_secret
-
     d = Path(args.dir).resolve()
     run_secret(d, "jupyter")  # made once, mode 0600; the server reads the file
-    token_file = d / "secrets" / "jupyter"
+    token_file = secret_file(d, "jupyter")
     argv, env = lab_command(args.listen, args.port, token_file, Path.cwd(),
-                            open_browser=not args.no_browser and _loopback(args.listen),
+                            open_browser=not args.no_browser and not beyond_loopback(args.listen),
                             as_root=hasattr(os, "geteuid") and os.geteuid() == 0)
     print(f"JupyterLab on {args.listen}:{args.port}; its token is in {token_file} "
           "(mode 0600): open the URL the server prints", file=sys.stderr, flush=True)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple, TypedDict, TypeVar, get_a
 from reuse.core.errors import ReuseError, StateError, shown
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.common.policy import LIVE_MODES, Policy, live_policy
+from reuse.runtime.common.run_secrets import secret_file
 from reuse.runtime.dataplane.mqtt import masked, with_password
 
 if TYPE_CHECKING:
@@ -404,11 +405,11 @@ def _unmasked(source: str, root: Path, file: str) -> str:
     run kept it there: :func:`reuse.runtime.common.run_secrets.keep_secret`)."""
     if ":***@" not in source:
         return source
+    kept = secret_file(root, "broker")
     try:
-        return with_password(source, (root / "secrets" / "broker").read_text().strip())
+        return with_password(source, kept.read_text().strip())
     except FileNotFoundError:
-        raise StateError(f"the broker's password is not in {root / 'secrets' / 'broker'}",
-                         file=file) from None
+        raise StateError(f"the broker's password is not in {kept}", file=file) from None
 
 
 def _first_refusal(spec: RunSpec, table: tuple[Refusal, ...]) -> str | None:

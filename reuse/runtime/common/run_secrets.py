@@ -14,7 +14,25 @@ from pathlib import Path
 
 from reuse.runtime.common.files import write_text
 
-__all__ = ["run_secret", "keep_secret"]
+__all__ = ["LOOPBACK", "beyond_loopback", "secret_file", "run_secret", "keep_secret"]
+
+#: Addresses a server may listen on and stay reachable from this machine only
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def beyond_loopback(address: str) -> bool:
+    """Whether a server listening on ``address`` can be reached from other machines, and so
+    must refuse a client without its secret (Mosquitto, JupyterLab).
+
+    >>> beyond_loopback("127.0.0.1"), beyond_loopback("0.0.0.0")
+    (False, True)
+    """
+    return address not in LOOPBACK
+
+
+def secret_file(root: str | os.PathLike[str], name: str) -> Path:
+    """Where the secret ``name`` of ``root`` is kept: ``<root>/secrets/<name>``."""
+    return Path(root) / "secrets" / name
 
 
 def run_secret(root: str | os.PathLike[str], name: str) -> str:
@@ -28,22 +46,20 @@ def run_secret(root: str | os.PathLike[str], name: str) -> str:
     >>> oct((Path(d) / "secrets" / "redis").stat().st_mode & 0o777)
     '0o600'
     """
-    folder = Path(root) / "secrets"
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    path = folder / name
     try:
-        return path.read_text(encoding="ascii").strip()
+        return secret_file(root, name).read_text(encoding="ascii").strip()
     except FileNotFoundError:
         pass
     value = _random.token_urlsafe(32)
-    write_text(path, value, private=True)  # 0600 from its creation, atomically
+    keep_secret(root, name, value)
     return value
 
 
 def keep_secret(root: str | os.PathLike[str], name: str, value: str) -> Path:
-    """Keep a secret the run was given (a broker's password) as ``<root>/secrets/<name>``,
-    mode 0600, so a resumed run finds it without its journal holding it."""
-    folder = Path(root) / "secrets"
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    write_text(folder / name, value, private=True)
-    return folder / name
+    """Keep a secret as ``<root>/secrets/<name>``: mode 0600 from its creation, atomically, in
+    a folder of mode 0700 (a made one, or one the run was given: a broker's password, so a
+    resumed run finds it without its journal holding it)."""
+    path = secret_file(root, name)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    write_text(path, value, private=True)
+    return path

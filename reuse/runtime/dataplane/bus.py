@@ -8,8 +8,8 @@ LZ4-compressed when their entropy is low). The frame carries the producer's high
 outputs for those events are in this or an earlier message (consumers use it to align inputs and
 to know when they have drained). A task that has ended vouches only below its end cut: past it
 a hand-over successor writes the topic (under a larger launch number, once its predecessor's
-final state exists, so after the predecessor's last message). The buses move frames as opaque bytes; producers encode with
-:func:`~reuse.runtime.dataplane.frames.encode_frame` and the consumer decodes with
+final state exists, so after the predecessor's last message). The buses move frames as opaque
+bytes; producers encode with :func:`~reuse.runtime.dataplane.frames.encode_frame` and the consumer decodes with
 :func:`~reuse.runtime.dataplane.frames.decode_frame` inside the query's Python worker, where task CPU is
 spent, so both buses carry the same bytes.
 

@@ -14,8 +14,9 @@ user, ``reuse``, whose password is made for this folder and kept in ``secrets/mq
 hashed password file, ``passwd`` (``mosquitto_passwd -U``: the password never appears on a
 command line; mode 0600). Such a broker runs as the user who started it, as the run's Redis
 does (mosquitto started as root would otherwise drop to a user who cannot read that file).
-Clients give it in the URL: ``mqtt://reuse:PASSWORD@host:port``. The broker runs in the foreground of a new session, so it outlives the
-command that started it; :func:`status` and :func:`stop` find it by the recorded PID, and a PID
+Clients give it in the URL: ``mqtt://reuse:PASSWORD@host:port``.
+
+The broker runs in the foreground of a new session, so it outlives the command that started it; :func:`status` and :func:`stop` find it by the recorded PID, and a PID
 counts only while ``/proc`` shows a mosquitto running this folder's config (a PID the system
 gave to another process since is not ours). Nothing else is ever signalled.
 """
@@ -32,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from reuse.runtime.common.files import write_text
-from reuse.runtime.common.run_secrets import run_secret
+from reuse.runtime.common.run_secrets import beyond_loopback, run_secret, secret_file
 from reuse.runtime.dataplane.mqtt import DEFAULT_PORT, BrokerUrl, MqttError
 
 __all__ = ["DEFAULT_DIR", "mosquitto_exe", "config_text", "pid", "start", "stop", "status"]
@@ -65,8 +66,6 @@ def mosquitto_exe() -> str:
     return exe
 
 
-#: Addresses a listener may take and stay reachable from this machine only
-LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 #: The one user of a broker that refuses anonymous clients
 USER = "reuse"
 
@@ -216,12 +215,12 @@ def start(d: str | os.PathLike[str] = DEFAULT_DIR, *, port: int = DEFAULT_PORT,
     d = Path(d).resolve()
     paths = _paths(d)
     here = "127.0.0.1" if listen in ("0.0.0.0", "::") else listen  # where we reach it
-    auth = listen not in LOOPBACK
+    auth = beyond_loopback(listen)
     extra: dict[str, Any] = {}
     password_file = None
-    if auth:
-        secret = run_secret(d, "mqtt")
-        extra = {"user": USER, "password_file": str(d / "secrets" / "mqtt")}
+    secret = run_secret(d, "mqtt") if auth else None
+    if secret is not None:
+        extra = {"user": USER, "password_file": str(secret_file(d, "mqtt"))}
         url = str(BrokerUrl(here, port, USER, secret))
     else:
         url = str(BrokerUrl(here, port))
@@ -239,9 +238,9 @@ def start(d: str | os.PathLike[str] = DEFAULT_DIR, *, port: int = DEFAULT_PORT,
         raise MqttError(f"port {port} on 127.0.0.1 is taken (another broker?); choose another "
                         "with --port")
     (d / "pids").mkdir(parents=True, exist_ok=True)
-    if auth:
+    if secret is not None:
         password_file = d / "passwd"
-        _hashed_password_file(password_file, USER, run_secret(d, "mqtt"))
+        _hashed_password_file(password_file, USER, secret)
     paths["conf"].write_text(config_text(port, listen, password_file))
     log = os.open(paths["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
