@@ -8,6 +8,7 @@ and the same input offsets, so it recomputes the same outputs (see
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,14 @@ class BatchStates:
                     if best < b < batch_id:
                         best = b
         return dict(read_json(self.dir / f"{best:09d}.json")) if best >= 0 else None
+
+    def latest(self) -> dict[str, Any] | None:
+        """The state saved after the newest batch (``None``: none yet): in memory, else on
+        disk. A handler made again for a restarted query knows what the query had processed
+        before its first batch, which never comes if its input had all been read."""
+        if self.last is not None:
+            return self.last[1]
+        return self.before(sys.maxsize)
 
     def save(self, batch_id: int, state: dict[str, Any]) -> None:
         write_json(self.dir / f"{batch_id:09d}.json", state)

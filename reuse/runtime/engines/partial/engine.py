@@ -552,12 +552,6 @@ class Runtime(QueryUpkeep):
             in_topics, offsets = qi.inputs
             df = self._bus_input(qi.name, in_topics, offsets)
         old = qi.handler
-        if isinstance(handler, PartialHandler) and isinstance(old, PartialHandler):
-            # what the query had processed stays known until its first batch after the
-            # restart, which never comes if its input had all been read (a finished replay):
-            # without it qhw() would read -1 and a wait for the query would stall. It is the
-            # state saved on disk after that batch, so a re-run batch starts from the same
-            handler.states.last = old.states.last
         qi.handle = self._start(df, handler, qi.name)
         qi.handler = handler
         handler.batches, handler.busy_s = old.batches, getattr(old, "busy_s", 0.0)

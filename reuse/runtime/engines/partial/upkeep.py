@@ -172,11 +172,11 @@ class QueryUpkeep:
         if qi.kind == "source":
             h = qi.handler
             return -1 if not h.batches else self._source_last(qi)
-        last = qi.handler.states.last if qi.handler is not None else None
+        last = qi.handler.states.latest() if qi.handler is not None else None
         if last is None:
             st = read_json(self.root / "final" / f"{qname}.json")
             return int(st["qhw"]) if st else -1
-        return int(last[1].get("qhw", -1))
+        return int(last.get("qhw", -1))
 
     def _source_last(self, qi: QueryInfo) -> int:
         prog = qi.handle.lastProgress
