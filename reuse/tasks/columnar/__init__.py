@@ -1,0 +1,24 @@
+"""Vectorized kernels of the tasks (issue 35): a micro-batch at a time, as columns.
+
+``KERNELS`` maps a task type to its kernel class, written out here (nothing registers itself on
+import); :func:`kernel_for` builds the kernel of a task, or :class:`PerEvent` (the task's own
+``process``, one event at a time) for a type without one, or when ``columnar`` is off.
+"""
+
+from __future__ import annotations
+
+from reuse.tasks.base import Task
+from reuse.tasks.columnar.batch import MISSING, Batch
+from reuse.tasks.columnar.kernel import Kernel, PerEvent
+
+__all__ = ["KERNELS", "MISSING", "Batch", "Kernel", "PerEvent", "kernel_for"]
+
+KERNELS: dict[str, type[Kernel]] = {
+}
+
+
+def kernel_for(task: Task, *, columnar: bool = True) -> Kernel:
+    """The kernel that runs ``task`` a batch at a time (its per-event ``process`` when its
+    type has no kernel, or with ``columnar=False``)."""
+    cls = KERNELS.get(task.type_name) if columnar else None
+    return (cls or PerEvent)(task)
