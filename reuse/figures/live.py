@@ -154,14 +154,34 @@ def _verdicts(obj: Any) -> Iterator[dict[str, Any]]:
 
 
 def _section(benchmarks: str, name: str) -> str | None:
-    """The heading of the BENCHMARKS.md section that cites ``name`` first."""
+    """The heading of the BENCHMARKS.md section whose table is generated from ``name``, else
+    of the first section that cites it (an overview may cite a file before its section)."""
     heading = None
+    first = None
     for line in benchmarks.splitlines():
         if line.startswith("#"):
             heading = line.lstrip("#").strip()
         elif name in line and heading is not None:
-            return heading
-    return None
+            if line.startswith("Generated from") or line.startswith("`" + name):
+                return heading
+            first = first or heading
+    return first
+
+
+def _decided_args(data: Any) -> tuple[Any, list[dict[str, Any]]]:
+    """What a raw file compared (``workload``, and ``kind``: the trace it was run on, if one)
+    and its verdicts. A ``benchmarks/decide.py`` file names them in ``comparison``, and its
+    headline is the verdict of its first window (``peak``): the per-step verdicts under it
+    are not the comparison's answer. Other files name them in ``args``."""
+    if not isinstance(data, dict):
+        return None, []
+    comp = data.get("comparison")
+    if isinstance(comp, dict):
+        windows = comp.get("windows") or []
+        verdicts = [v for v in _verdicts(data.get("results"))
+                    if not windows or v.get("label") == windows[0]]
+        return {"workload": comp.get("workload"), "kind": comp.get("trace")}, verdicts
+    return data.get("args"), list(_verdicts(data))
 
 
 @functools.lru_cache(maxsize=4)
@@ -171,8 +191,9 @@ def decided_figures(root: Path = _ROOT) -> dict[tuple[str, str, str], str]:
 
     Read from ``root/docs/bench/*.json``: every verdict with both modes run at least
     :data:`MIN_REPEATS` times and an outcome other than "not decided"; the workload is the
-    file's ``args.workload``. A file that names a trace (``args.kind``) counts for that trace
-    only: the key's workload is then ``workload/trace``.
+    file's ``args.workload`` (``comparison.workload`` in a ``decide.py`` file). A file that
+    names a trace (``args.kind``, ``comparison.trace``) counts for that trace only: the key's
+    workload is then ``workload/trace``, which a row of that trace prefers.
     """
     bench = root / "BENCHMARKS.md"
     text = bench.read_text(encoding="utf-8") if bench.exists() else ""
@@ -182,13 +203,13 @@ def decided_figures(root: Path = _ROOT) -> dict[tuple[str, str, str], str]:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        args = data.get("args") if isinstance(data, dict) else None
+        args, verdicts = _decided_args(data)
         if not isinstance(args, dict) or not args.get("workload"):
             continue
         key_w = str(args["workload"]) + (f"/{args['kind']}" if args.get("kind") else "")
         rel = path.relative_to(root).as_posix()
         section = _section(text, rel) or _section(text, path.name)
-        for v in _verdicts(data):
+        for v in verdicts:
             ns = [(v.get(s) or {}).get("n", 0) for s in ("a_spread", "b_spread")]
             if v["outcome"] == "not decided" or min(ns) < MIN_REPEATS:
                 continue

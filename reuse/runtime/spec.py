@@ -27,7 +27,7 @@ from reuse.core.errors import ReuseError, StateError, shown
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.common.policy import LIVE_MODES, Policy, live_policy
 from reuse.runtime.common.run_secrets import secret_file
-from reuse.runtime.dataplane.mqtt import masked, with_password
+from reuse.runtime.dataplane.mqtt import is_masked, masked, with_password
 
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11; only read by the type checker
@@ -403,7 +403,7 @@ def _refused_combinations(spec: RunSpec) -> str | None:
 def _unmasked(source: str, root: Path, file: str) -> str:
     """A journaled source URL with its password back, from ``<root>/secrets/broker`` (the
     run kept it there: :func:`reuse.runtime.common.run_secrets.keep_secret`)."""
-    if ":***@" not in source:
+    if not is_masked(source):
         return source
     kept = secret_file(root, "broker")
     try:

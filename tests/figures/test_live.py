@@ -178,6 +178,36 @@ def test_a_decided_committed_figure_is_pointed_to(tmp_path: Path, old_runs) -> N
     assert decided_figures(tmp_path / "one") == {}
 
 
+def test_a_decide_file_is_pointed_to_for_its_trace_by_its_headline(tmp_path: Path,
+                                                                  old_runs) -> None:
+    """A ``benchmarks/decide.py`` file names its workload and trace in ``comparison``; its
+    answer is the first window's verdict (``peak``), not a step's; a row of that trace points
+    to it before a file of the whole workload."""
+    d, r = old_runs
+    root = tmp_path / "decided"
+    _bench(root, 3)
+
+    def verdict(label: str, outcome: str) -> dict:
+        return {"label": label, "a": "reuse-inplace", "b": "default-inplace",
+                "outcome": outcome, "lower": "reuse-inplace" if outcome == "lower" else None,
+                "a_spread": {"n": 3}, "b_spread": {"n": 3}}
+    (root / "docs" / "bench" / "decide_x.json").write_text(json.dumps({
+        "comparison": {"workload": "riot", "trace": "seq", "windows": ["peak", "mean"]},
+        "results": {"runs": [], "decisions": [verdict("submit a", "lower"),
+                                              verdict("peak", "no difference"),
+                                              verdict("mean", "lower")]}}))
+    with (root / "BENCHMARKS.md").open("a") as f:
+        f.write("\n## Figure 3, decided\n\nGenerated from `docs/bench/decide_x.json` ...\n")
+    decided_figures.cache_clear()
+    seq = live_summary_row(d, r, "riot", "seq", "reuse-inplace", "default-inplace",
+                           step_seconds=STEP, root=root)
+    assert seq["decided_figure"] == ("decided figure: see docs/bench/decide_x.json (BENCHMARKS.md: "
+                                     "Figure 3, decided): no difference, 3 and 3 runs")
+    rw1 = live_summary_row(d, r, "riot", "rw1", "reuse-inplace", "default-inplace",
+                           step_seconds=STEP, root=root)
+    assert "rates_x.json" in rw1["decided_figure"]
+
+
 def test_the_repo_pointers_name_committed_files() -> None:
     for ptr in decided_figures(ROOT).values():
         assert (ROOT / ptr.split()[1]).is_file(), ptr

@@ -47,7 +47,7 @@ __all__ = ["MqttError", "BrokerUrl", "parse_broker_url", "DEFAULT_PORT", "TOPIC_
            "SUBSCRIPTION", "topic_of", "source_of", "bus_topic", "OUTPUT_PREFIX",
            "output_topic", "output_bus_topic", "keep_output", "encode_message", "Message",
            "Malformed", "decode_message", "TopicCounts", "Ingest", "connect_error", "masked",
-           "with_password"]
+           "with_password", "is_masked", "MASK"]
 
 #: The MQTT port a broker listens on when a URL names none (IANA's, mosquitto's default).
 DEFAULT_PORT = 1883
@@ -83,7 +83,7 @@ class BrokerUrl:
 
     def __str__(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
-        user = "" if self.username is None else f"{self.username}:***@"
+        user = "" if self.username is None else f"{self.username}:{MASK}@"
         return f"mqtt://{user}{host}:{self.port}"
 
     def authenticate(self, client: Any) -> None:
@@ -156,7 +156,23 @@ def masked(url: str) -> str:
     parts = urllib.parse.urlsplit(url)
     if parts.password is None:
         return url
-    return url.replace(f":{parts.password}@", ":***@", 1)
+    return url.replace(f":{parts.password}@", f":{MASK}@", 1)
+
+
+#: What :func:`masked` writes for a password, and :func:`with_password` replaces.
+MASK = "***"
+
+
+def is_masked(url: str) -> bool:
+    """Whether ``url`` is a :func:`masked` URL (its password is the mask).
+
+    >>> is_masked(masked("mqtt://reuse:s3cret@h:1")), is_masked("mqtt://h:1")
+    (True, False)
+    """
+    try:
+        return urllib.parse.urlsplit(url).password == MASK
+    except ValueError:
+        return False
 
 
 def with_password(url: str, password: str) -> str:
@@ -165,7 +181,7 @@ def with_password(url: str, password: str) -> str:
     >>> with_password("mqtt://reuse:***@h:1", "s3cret")
     'mqtt://reuse:s3cret@h:1'
     """
-    return url.replace(":***@", f":{urllib.parse.quote(password, safe='')}@", 1)
+    return url.replace(f":{MASK}@", f":{urllib.parse.quote(password, safe='')}@", 1)
 
 
 def _check_source(source: str) -> str | None:
