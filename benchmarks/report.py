@@ -590,6 +590,39 @@ def _search_verdict(raws: list[Any]) -> str:
     return "met" if ratio["met"] else "missed"
 
 
+#: the modes of ``benchmarks/limit.py``'s raw file, in the order its table lists them
+_FLOOR_MODES = ("default", "reuse", "semantic")
+
+
+def _floor_table(raws: list[Any]) -> str:
+    """``benchmarks/limit.py``: both floors (issue 35) per workload and mode, ms of CPU per
+    source ``seq``, and the work Reuse saves on each. A file from before the columnar floor
+    shows ``-`` for it."""
+    rows, saved = [], []
+    for w, r in raws[0].items():
+        if not isinstance(r, dict) or "default" not in r:
+            continue
+        for mode in (m for m in _FLOOR_MODES if m in r):
+            m = r[mode]
+            c = m.get("columnar")
+            rows.append([w, mode, str(r["dags"]), str(r.get("seqs", "-")),
+                         f"{m['tasks']} + {m['sources']}",
+                         _f(m["ms_per_seq"]), _f(c["ms_per_seq"]) if c else "-",
+                         f"{c['ms_per_seq'] / m['ms_per_seq']:.2f}" if c else "-",
+                         str(c["batch"]) if c else "-"])
+        d, u = r["default"], r["reuse"]
+        dc, uc = d.get("columnar"), u.get("columnar")
+        saved.append([w, _f(d["ms_per_seq"] - u["ms_per_seq"]),
+                      _f(dc["ms_per_seq"] - uc["ms_per_seq"]) if dc and uc else "-"])
+    return "\n\n".join([
+        _table(["workload", "mode", "DAGs", "seq measured", "tasks + sources",
+                "per event (ms/seq)", "columnar (ms/seq)", "columnar / per event",
+                "batch (seq)"],
+               ["---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:"], rows),
+        _table(["workload", "work saved per event (Default - Reuse, ms/seq)",
+                "work saved columnar (ms/seq)"], ["---", "---:", "---:"], saved)])
+
+
 def _view_latency(raws: list[Any]) -> str:
     """Issue 36 (issue 23's open target): from a submit to the live view showing the tasks."""
     r = raws[0]
@@ -636,6 +669,8 @@ def registry() -> dict[str, Entry]:
               verdict=_search_verdict),
         Entry("view_latency", ("view_latency.json",), _view_latency),
         Entry("compose", ("compose.json",), _compose),
+        # benchmarks/limit.py --json docs/bench/floor.json: both floors (issue 35)
+        Entry("floor", ("floor.json",), _floor_table),
         # decided by benchmarks/decide.py (issue 33, item 3): Figure 3, paired by step
         Entry("decide_fig3_riot", ("decide_fig3_riot.json",), _decided,
               verdict=_decided_verdict),

@@ -39,9 +39,9 @@ the disk at import time); each folder imports only from the ones above it in thi
   replay to CSV), :mod:`~reuse.runtime.journal` (resume after a driver crash),
   :mod:`~reuse.runtime.measure` (CPU and latency), :mod:`~reuse.runtime.spread` (the spread
   of repeated runs and a verdict per comparison), :mod:`~reuse.runtime.accounting` (the
-  reference execution and event accounting), :mod:`~reuse.runtime.floor` (the no-Spark floor),
-  :mod:`~reuse.runtime.progress`. The ``run`` and ``cluster`` commands are
-  :mod:`reuse.cli.runtime`.
+  reference execution and event accounting), :mod:`~reuse.runtime.floor` (the no-Spark floors,
+  per event and columnar), :mod:`~reuse.runtime.progress`. The ``run`` and ``cluster``
+  commands are :mod:`reuse.cli.runtime`.
 """
 
 from __future__ import annotations

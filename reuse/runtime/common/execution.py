@@ -18,8 +18,8 @@ import orjson
 
 __all__ = ["SINK_TYPES", "task_kind", "build_task", "cached_task", "is_stateful", "digest", "record",
            "record_line",
-           "parents_first", "source_event", "emitted_bound", "next_offset", "read_hold",
-           "held_offset"]
+           "parents_first", "source_lines", "source_event", "emitted_bound", "next_offset",
+           "read_hold", "held_offset"]
 
 SINK_TYPES = ("MQTTPublish", "Sink")
 _CACHE: dict[tuple[str, str, str], Any] = {}
@@ -177,7 +177,9 @@ def parents_first(parents: Mapping[str, Iterable[str]]) -> list[str]:
 _LINES: dict[tuple[str, str], list[str]] = {}
 
 
-def _lines(src_type: str, data_dir: str) -> list[str]:
+def source_lines(src_type: str, data_dir: str = "") -> list[str]:
+    """The data lines a source type replays (read once per process; ``[]``: a synthetic
+    source, e.g. OPMW's)."""
     from reuse.tasks.sources import SOURCE_FILES, read_lines, source_file
 
     key = (src_type, data_dir)
@@ -200,7 +202,7 @@ def source_event(src: str, src_type: str, seq: int, t0_ms: int, rate: float,
     {'src': 'S1', 'seq': 3, 'ts': 1300, 'payload': 'S1:3'}
     """
     ts = t0_ms + round(seq * 1000 / rate)
-    lines = _lines(src_type, data_dir)
+    lines = source_lines(src_type, data_dir)
     if not lines:
         return {"src": src, "seq": seq, "ts": ts, "payload": f"{src}:{seq}"}
     head, body = lines[seq % len(lines)].split(",", 1)
