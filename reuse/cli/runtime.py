@@ -63,7 +63,8 @@ def cmd_cluster(args: argparse.Namespace) -> int:
 
     if args.action == "start":
         res = cluster.start(args.dir, port=args.port, ui_port=args.ui_port, cores=args.cores,
-                            memory=args.memory, workers=args.workers, hide=args.hide)
+                            memory=args.memory, workers=args.workers, hide=args.hide,
+                            listen=args.listen)
     elif args.action == "stop":
         res = cluster.stop(args.dir)
     else:
@@ -138,7 +139,8 @@ def add_parsers(subparsers: Any) -> None:
                         "pauses no replicated output (apps.json in --root lists them)")
     r.add_argument("--step-seconds", type=float, default=60.0)
     r.add_argument("--warmup-seconds", type=float, default=10.0,
-                   help="sources run this long before step 1, unmeasured (JVM warm-up)")
+                   help="sources run this long before step 1, unmeasured (JVM warm-up), and "
+                        "on until the engine ran its first batch (a cold cluster's executors)")
     r.add_argument("--out", required=True, help="CSV to write")
     r.add_argument("--master", default="local[2]", help="local[2] or spark://host:port")
     r.add_argument("--cluster-dir", default=str(DEFAULT_DIR),
@@ -182,5 +184,10 @@ def add_parsers(subparsers: Any) -> None:
                    help="start: the workers see DIR empty (each in a mount namespace of its "
                         "own; Linux, root): a one-machine cluster whose executors share no "
                         "disk with the driver, for reuse run --no-shared-disk (repeatable)")
+    c.add_argument("--listen", default="127.0.0.1", metavar="ADDRESS",
+                   help="start: the address the master and workers bind (default: "
+                        "%(default)s, this machine only); any other turns on Spark's "
+                        "authentication with a secret made for --dir (mode 0600 under "
+                        "<dir>/secrets), which reuse run --master ... --cluster-dir <dir> reads")
     c.set_defaults(func=cmd_cluster)
 

@@ -154,6 +154,7 @@ class Engine:
                  stall_s: float = 60.0) -> None:
         from pyspark.sql import SparkSession
 
+        from reuse.runtime.cluster import client
         from reuse.runtime.engines.shared.engine import InplaceRuntime
         from reuse.runtime.measure import CpuMeter
         from reuse.runtime.session import get_session
@@ -169,7 +170,8 @@ class Engine:
         self.workload = workload
         self.poll_s = poll_s
         self._owned = SparkSession.getActiveSession() is None
-        self.spark = get_session(master, ui=ui)
+        joins = client(master)  # the default cluster folder's, if it runs that master
+        self.spark = get_session(master, ui=ui, host=joins.host, properties=joins.properties)
         self.lock = threading.RLock()
         self.flows: dict[str, Dataflow] = {}
         self.ops: list[Op] = []

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from reuse.core.dataflow import Dataflow
 from reuse.core.traces import Op, check_trace
+from reuse.runtime import SparkRuntimeError
 from reuse.runtime.accounting import (
     account,
     charge_to_steps,
@@ -40,6 +41,7 @@ from reuse.runtime.accounting import (
     reference_records,
     replica_account,
 )
+from reuse.runtime.cluster import client
 from reuse.runtime.common.files import read_batches
 from reuse.runtime.common.policy import LIVE_MODES
 from reuse.runtime.engines.contract import Engine
@@ -67,6 +69,18 @@ CSV_COLUMNS = ["step", "op", "dag", "running_tasks", "paused_tasks", "replica_ta
 
 def _progress(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
+
+
+def _warm_up(runtime: Engine, warmup_s: float, stall_s: float) -> None:
+    """Run the sources for ``warmup_s``, and on until the engine ran its first batch (a cold
+    cluster's executors, a loaded machine: seen at 22 s), failing only after ``stall_s`` more."""
+    end = time.time() + warmup_s
+    while time.time() < end or not runtime.warm():
+        if time.time() > end + stall_s:
+            raise SparkRuntimeError(f"the engine ran no batch in {warmup_s + stall_s:g} s of "
+                                    "warm-up (see the driver's log)")
+        runtime.poll()
+        time.sleep(0.25)
 
 
 def run_trace(runtime: Engine, flows: Mapping[str, Dataflow], ops: Sequence[Op], *,
@@ -117,10 +131,7 @@ def run_trace(runtime: Engine, flows: Mapping[str, Dataflow], ops: Sequence[Op],
         if warmup_s > 0:
             if progress:
                 progress(f"[{label}] warming up {warmup_s:g} s (sources only, not measured)")
-            end = time.time() + warmup_s
-            while time.time() < end:
-                runtime.poll()
-                time.sleep(0.25)
+            _warm_up(runtime, warmup_s, stall_s)
     t_run = time.time()
     try:
         pending = resumed.pending if resumed is not None else None
@@ -357,7 +368,9 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], spec: RunSpec, *,
 
             meter.add_roots(pids(spec.cluster_dir or DEFAULT_DIR).values())
         owned = SparkSession.getActiveSession() is None
-        spark = get_session(spec.master, ui=spec.ui)
+        joins = client(spec.master, spec.cluster_dir)
+        spark = get_session(spec.master, ui=spec.ui, host=joins.host,
+                            properties=joins.properties)
         if spec.ui and progress:
             progress(f"Spark UI: {spark.sparkContext.uiWebUrl}")
         try:

@@ -20,7 +20,9 @@ log being written before a batch runs.
 from __future__ import annotations
 
 import os
+import shlex
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -32,8 +34,11 @@ DEFAULT_MASTER = "local[2]"
 
 
 def spark_conf(master: str = DEFAULT_MASTER, *, ui: bool = False,
-               extra: dict[str, str] | None = None) -> dict[str, str]:
+               extra: dict[str, str] | None = None, host: str = "127.0.0.1") -> dict[str, str]:
     """The Spark settings of a runtime session (pure; returned so they can be shown and tested).
+
+    ``host``: the address the driver binds and gives its executors (a cluster's own address
+    when it listens beyond loopback: :func:`reuse.runtime.cluster.client`).
 
     Examples
     --------
@@ -51,8 +56,8 @@ def spark_conf(master: str = DEFAULT_MASTER, *, ui: bool = False,
         "spark.sql.streaming.noDataMicroBatches.enabled": "false",
         "spark.sql.streaming.minBatchesToRetain": "20",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
-        "spark.driver.bindAddress": "127.0.0.1",
-        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": host,
+        "spark.driver.host": host,
         "spark.sql.ansi.enabled": "false",
         "spark.log.level": "WARN",
         "spark.pyspark.python": sys.executable,
@@ -69,11 +74,15 @@ def spark_conf(master: str = DEFAULT_MASTER, *, ui: bool = False,
 
 
 def get_session(master: str = DEFAULT_MASTER, *, ui: bool = False,
-                extra: dict[str, str] | None = None) -> SparkSession:
+                extra: dict[str, str] | None = None, host: str = "127.0.0.1",
+                properties: Path | None = None) -> SparkSession:
     """Start (or return the active) SparkSession with :func:`spark_conf` and our data sources.
 
     The environment variables are set here, not at import, because they must precede the JVM
-    launch and should not leak into processes that never start Spark.
+    launch and should not leak into processes that never start Spark. ``properties``: a
+    properties file the JVM reads at launch (an authenticated cluster's secret: PySpark puts
+    the builder's settings on the JVM's command line, where any local user sees them, so a
+    secret goes through a file of mode 0600 instead).
     """
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -81,9 +90,19 @@ def get_session(master: str = DEFAULT_MASTER, *, ui: bool = False,
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder
-    for k, v in spark_conf(master, ui=ui, extra=extra).items():
+    for k, v in spark_conf(master, ui=ui, extra=extra, host=host).items():
         builder = builder.config(k, v)
-    spark = builder.getOrCreate()
+    before = os.environ.get("PYSPARK_SUBMIT_ARGS")
+    if properties is not None:
+        os.environ["PYSPARK_SUBMIT_ARGS"] = (
+            f"--properties-file {shlex.quote(str(properties))} pyspark-shell")
+    try:
+        spark = builder.getOrCreate()
+    finally:  # only this launch reads it: a later session in this process starts plain
+        if before is None:
+            os.environ.pop("PYSPARK_SUBMIT_ARGS", None)
+        else:
+            os.environ["PYSPARK_SUBMIT_ARGS"] = before
     spark.sparkContext.setLogLevel("ERROR")
     from reuse.runtime.dataplane.sources import register_sources
 

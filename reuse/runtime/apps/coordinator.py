@@ -418,7 +418,8 @@ def start_apps(flows: Mapping[str, Dataflow], spec: RunSpec, *, workers: int | N
                         max_events=spec.max_events, rate=rate, trigger_s=trigger_s,
                         pi_iterations=spec.pi_iterations,
                         data_dir=str(riotbench_dir(spec.data_dir)),
-                        min_users=replicate_min_users, conf=conf, split=spec.split)
+                        min_users=replicate_min_users, conf=conf, split=spec.split,
+                        cluster_dir=None if spec.cluster_dir is None else str(spec.cluster_dir))
     coord = Coordinator(root, base, k_safe, flows,
                         dead_s=spec.dead_s or max(3 * trigger_s, 5.0), meter=meter,
                         log=progress)

@@ -78,6 +78,8 @@ class InstanceSpec:
     seed_timeout_s: float = 120.0
     #: each running DAG split over the instance's shards (``--split``)
     split: bool = False
+    #: the standalone cluster's folder, whose ``cluster.json`` says how to join it
+    cluster_dir: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -246,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     and exit code 2 on a refused start."""
     from reuse.core.dataflow import parse_dataflow
     from reuse.core.errors import ReuseError
+    from reuse.runtime.cluster import client
     from reuse.runtime.engines.shared.engine import InplaceRuntime
     from reuse.runtime.session import get_session, stop_session
     from reuse.runtime.spec import RunSpec
@@ -255,7 +258,9 @@ def main(argv: list[str] | None = None) -> int:
     flows = {f.id: f for f in (parse_dataflow(d) for d in spec.flows)}
     spark = None
     try:
-        spark = get_session(spec.master, extra=spec.conf)
+        joins = client(spec.master, spec.cluster_dir)
+        spark = get_session(spec.master, extra=spec.conf, host=joins.host,
+                            properties=joins.properties)
         # one copy of the run: its own shards hold no replica (the K+1 applications are the
         # copies), its cuts and ranges come from the journal it follows
         run = RunSpec.of(mode=spec.mode, root=Path(spec.root), shards=spec.shards,

@@ -218,6 +218,7 @@ class _TickReader(DataSourceStreamReader):
         self.shards = int(options.get("shards", "1"))
         self.max_events = int(options.get("max_events", "0"))
         self.ready_file = options.get("ready_file", "")
+        self.hold = options.get("hold", "")
 
     def initialOffset(self) -> dict:
         return {"seq": self.start}
@@ -227,8 +228,9 @@ class _TickReader(DataSourceStreamReader):
         if self.ready_file:
             return {"seq": ready_offset(self.ready_file, self.start if lo is None else lo,
                                         limit=self.limit, max_events=self.max_events)}
-        return {"seq": next_offset(self.t0, self.rate, limit=self.limit, start=lo,
-                                   max_events=self.max_events)}
+        end = next_offset(self.t0, self.rate, limit=self.limit, start=lo,
+                          max_events=self.max_events)
+        return {"seq": held_offset(end, read_hold(self.hold) if self.hold else None, lo)}
 
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
         lo, hi = int(start["seq"]), int(end["seq"])

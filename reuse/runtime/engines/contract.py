@@ -24,7 +24,7 @@ role                      members
                           ``sources``
 :class:`Operations`       ``planner``, ``start_sources``, ``submit``, ``remove``,
                           ``defragment``
-:class:`Progress`         ``bound``, ``arrival_rate``, ``poll``, ``qhw``,
+:class:`Progress`         ``bound``, ``arrival_rate``, ``poll``, ``qhw``, ``warm``,
                           ``wait_processed``, ``wait_stopped``, ``take_lag``, ``malformed``
 :class:`CountsAndLedger`  ``counts``, ``dags``, ``log``, ``ledger``, ``save_ledger``
 :class:`Recovery`         ``failures``, ``on_op``, ``start_seq``, ``replay``
@@ -277,6 +277,11 @@ class Progress(Protocol):
         nothing yet). The shared query has it (``qhw(qname="shared")``); the query-per-DAG
         engine has ``qhw(qname)`` for one query only: called with no argument it must answer
         the minimum over its live partial queries.
+    ``warm()``
+        Whether the engine's input has run its first batch: the JVM, the executors and
+        their Python workers are up. A run's warm-up lasts until then (however long a cold
+        cluster or a loaded machine takes), so its first step is not charged with it and
+        its wall-clock steps do not pass before anything ran. Both engines.
     ``wait_processed(seq, timeout_s)``
         Block, polling, until every ``seq <=`` ``seq`` is processed; an error only when
         nothing moves for ``timeout_s``. Both engines.
@@ -302,6 +307,8 @@ class Progress(Protocol):
     def poll(self) -> None: ...
 
     def qhw(self) -> int: ...
+
+    def warm(self) -> bool: ...
 
     def wait_processed(self, seq: int, timeout_s: float = ...) -> None: ...
 
@@ -405,7 +412,8 @@ class Engine(Configuration, Operations, Progress, CountsAndLedger, Recovery, Sto
     - operations (:class:`Operations`): ``planner``, ``start_sources``, ``submit``,
       ``remove``, ``defragment``;
     - progress, the bound and the cut (:class:`Progress`): ``bound``, ``arrival_rate``,
-      ``poll``, ``qhw``, ``wait_processed``, ``wait_stopped``, ``take_lag``, ``malformed``;
+      ``poll``, ``qhw``, ``warm``, ``wait_processed``, ``wait_stopped``, ``take_lag``,
+      ``malformed``;
     - counts and ledger (:class:`CountsAndLedger`): ``counts``, ``dags``, ``log``,
       ``ledger``, ``save_ledger``;
     - recovery (:class:`Recovery`): ``failures``, ``on_op``, ``start_seq``, ``replay``;

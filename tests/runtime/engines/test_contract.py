@@ -295,6 +295,9 @@ class _FakeWithoutStartSeq:
     def qhw(self) -> int:
         return -1
 
+    def warm(self) -> bool:
+        return True
+
     def wait_processed(self, seq: int, timeout_s: float = 120.0) -> None:
         pass
 

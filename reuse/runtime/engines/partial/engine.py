@@ -56,7 +56,8 @@ from reuse.core.dataflow import Dataflow
 from reuse.core.paths import riotbench_dir
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.common.execution import emitted_bound, parents_first, task_kind
-from reuse.runtime.common.files import write_json, write_text
+from reuse.runtime.common.files import write_json
+from reuse.runtime.common.hold import SourceHold
 from reuse.runtime.common.ledger import LedgerDag, TaskOptions
 from reuse.runtime.common.planners import Planner, make_planner, private_stream, source_stream
 from reuse.runtime.common.policy import Merge, Mode, Unmerge
@@ -161,35 +162,23 @@ class Runtime(QueryUpkeep):
         #: any query changes, a submit's once its queries launched (no journal drives it today)
         self.on_op: Callable[[str, str, int], None] | None = None
         self.start_seq = 0  # the first seq the sources emit (set when they start)
-        self._hold_file = self.root / "hold"
-        self._held: int | None = None
-        self._held_from = -1
-        self._hold_file.unlink(missing_ok=True)
+        self._hold = SourceHold(self.root)
 
     # --- clock and cuts ------------------------------------------------------------------------
 
     def bound(self) -> int:
         """Largest source ``seq`` emitted so far (nominally; below a :meth:`hold`)."""
-        b = emitted_bound(self.t0, self.rate)
-        if self._held is None:
-            return b
-        return max(min(b, self._held - 1), self._held_from)
+        return self._hold.bound(emitted_bound(self.t0, self.rate))
+
+    def warm(self) -> bool:
+        """A source query ran a batch (each partial query's first batch is its own)."""
+        return any(qi.kind == "source" and qi.handler is not None and qi.handler.batches > 0
+                   for qi in self.queries.values())
 
     def hold(self, seq: int | None) -> None:
         """Keep every source from emitting ``seq`` and past it until the next call (``None``:
-        release). A script that enacts its operations at fixed cuts holds the sources at the
-        next cut, so that an operation slowed by a loaded machine (starting a query can take
-        seconds) cannot find its cut already passed; the sources then catch up at once. The
-        hold is a file the replay reads at each trigger (``reusereplay``'s ``hold``); it only
-        ever holds back, so :meth:`bound` stays an upper bound of what any task has seen. A
-        hold below what was already emitted holds from there on."""
-        # what may have been emitted before the file changes stays in the bound
-        self._held_from = self.bound()
-        if seq is None:
-            self._hold_file.unlink(missing_ok=True)
-        else:
-            write_text(self._hold_file, str(seq))
-        self._held = seq
+        release): :class:`~reuse.runtime.common.hold.SourceHold`."""
+        self._hold.set(seq, emitted_bound(self.t0, self.rate))
 
     def _future(self, at: int | None, margin: int) -> int:
         b = self.bound()
@@ -223,7 +212,7 @@ class Runtime(QueryUpkeep):
         opts = {"streams": json.dumps(streams), "t0": str(self.t0), "rate": str(self.rate),
                 "start": str(start), "data_dir": self.data_dir,
                 "limit": str(self.limit if self.limit is not None else -1),
-                "hold": str(self._hold_file)}
+                "hold": str(self._hold.file)}
         q = self._start(self._replay_input(opts), handler, name)
         self.queries[name] = QueryInfo(name, "source", self._launch, [], q, handler,
                                        time.time() * 1000, spec={"replay": opts},

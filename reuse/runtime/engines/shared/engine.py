@@ -63,6 +63,7 @@ from reuse.core.paths import riotbench_dir
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.common.execution import emitted_bound
 from reuse.runtime.common.files import write_json, write_records
+from reuse.runtime.common.hold import SourceHold
 from reuse.runtime.common.planners import Planner, make_planner, stream_events_name
 from reuse.runtime.common.recovery import Failures, start_with_retries
 from reuse.runtime.common.sink_history import ledger_removal, sink_segments
@@ -344,6 +345,7 @@ class InplaceRuntime:
         self.spark = spark
         self.root = Path(spec.root).resolve()  # executors write here: not relative to cwd
         self.root.mkdir(parents=True, exist_ok=True)
+        self._hold = SourceHold(self.root)
         self.rate, self.trigger_s = spec.rate, spec.trigger_s
         self.data_dir = str(riotbench_dir(spec.data_dir))
         self.opts: TaskOptions = {"data_dir": self.data_dir, "pi_iterations": spec.pi_iterations,
@@ -556,10 +558,17 @@ class InplaceRuntime:
         return self.rate
 
     def bound(self) -> int:
-        """Largest source ``seq`` emitted so far (nominally; on a broker-fed run, received)."""
+        """Largest source ``seq`` emitted so far (nominally, below a :meth:`hold`; on a
+        broker-fed run, received)."""
         if self.broker is not None:
             return self.broker.bound()
-        return emitted_bound(self.t0, self.rate)
+        return self._hold.bound(emitted_bound(self.t0, self.rate))
+
+    def hold(self, seq: int | None) -> None:
+        """Keep the replayed sources from emitting ``seq`` and past it until the next call
+        (``None``: release): :class:`~reuse.runtime.common.hold.SourceHold`. A broker-fed
+        run's input is the broker's pace, not held."""
+        self._hold.set(seq, emitted_bound(self.t0, self.rate))
 
     def _cut(self, at: int | None, what: str) -> int:
         """A cut no batch has claimed or can claim without seeing the change (lock held)."""
@@ -594,7 +603,8 @@ class InplaceRuntime:
     def _start_query(self) -> None:
         opts = {"t0": str(self.t0), "rate": str(self.rate), "start": str(self.start_seq),
                 "limit": str(self.limit if self.limit is not None else -1),
-                "shards": str(self.shards), "max_events": str(self.max_events)}
+                "shards": str(self.shards), "max_events": str(self.max_events),
+                "hold": str(self._hold.file)}
         if self.broker is not None:
             opts["ready_file"] = str(self.broker.ready_file)
             self.broker.start(self.start_seq)
@@ -781,6 +791,10 @@ class InplaceRuntime:
     def qhw(self, qname: str = QUERY) -> int:
         """Every source ``seq <=`` this has been processed by every shard."""
         return -1 if self.handler is None else self.handler.processed - 1
+
+    def warm(self) -> bool:
+        """The shared query ran a batch (its input is the shards' own sources)."""
+        return self.handler is not None and self.handler.batches > 0
 
     def wait_processed(self, seq: int, timeout_s: float = 120.0) -> None:
         """Wait until every shard has processed ``seq``; an error only when nothing is

@@ -9,7 +9,10 @@ which is where the replicas' anti-affinity comes from (``reuse.runtime.engines.s
 
 This is also the suite's run of ``reuse cluster start``/``stop`` and ``reuse run --master
 spark://...``: its ``--root`` is relative, so the executors, whose working directory is the
-worker's, must still write where the driver reads (a bug once lost every output there).
+worker's, must still write where the driver reads (a bug once lost every output there). The
+cluster listens on 127.0.0.2, which the workbench counts as beyond loopback (issue 34, item 4):
+its master, workers, executors and the run's driver authenticate with the cluster's secret,
+and a driver without it is refused by the master.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -38,6 +42,32 @@ pytestmark = pytest.mark.spark
 
 TRIGGER = 2.0  # the default: the target is in triggers
 REUSE = [sys.executable, "-m", "reuse"]
+
+
+def _refused_without_the_secret(url: str, timeout_s: float = 60.0) -> str:
+    """Start a plain PySpark driver of ``url`` (no secret) and return the master's refusal
+    from its log; the driver is killed once it is seen."""
+    code = ("from pyspark.sql import SparkSession\n"
+            f"SparkSession.builder.master({url!r}).config('spark.driver.host', '127.0.0.2')"
+            ".config('spark.ui.enabled', 'false').getOrCreate().range(3).count()\n")
+    bad = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True, start_new_session=True)
+    timer = threading.Timer(timeout_s, os.killpg, (bad.pid, signal.SIGKILL))
+    timer.start()  # its log then ends, and so does the loop below
+    try:
+        assert bad.stderr is not None
+        for line in bad.stderr:
+            if "SASL" in line or "Failed to connect to master" in line:
+                return line.strip()
+        raise AssertionError(f"no refusal in the log of the driver without the secret "
+                             f"(exit {bad.wait()})")
+    finally:
+        timer.cancel()
+        try:
+            os.killpg(bad.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        bad.wait()
 
 
 def _free_port() -> int:
@@ -87,13 +117,19 @@ def test_replicas_on_two_workers_outlive_a_killed_executor(spark: Any, tmp_path:
     port, ui = _free_port(), _free_port()
     start = subprocess.run([*REUSE, "cluster", "start", "--dir", str(cdir), "--port", str(port),
                             "--ui-port", str(ui), "--workers", "2", "--cores", "1",
-                            "--memory", "3g"], capture_output=True, text=True, timeout=180)
+                            "--memory", "3g", "--listen", "127.0.0.2"],
+                           capture_output=True, text=True, timeout=180)
     killed: dict[str, Any] = {}
     run: subprocess.Popen[str] | None = None
     try:
         assert start.returncode == 0, start.stderr
         info = json.loads(start.stdout)
         assert {"worker", "worker2"} <= set(info["pids"])
+        # beyond loopback: both workers registered with the secret; it is on no command line
+        assert info["authenticate"] and info["url"] == f"spark://127.0.0.2:{port}"
+        secret = (cdir / "secrets" / "spark").read_text().strip()
+        assert not any(secret in " ".join(psutil.Process(p).cmdline())
+                       for p in info["pids"].values())
         run = subprocess.Popen([*REUSE, "run", "--dags", str(dags), "--trace", str(trace),
                                 "--master", info["url"], "--cluster-dir", str(cdir),
                                 "--k-safe", "1", "--step-seconds", "7", "--rate", "20",
@@ -114,12 +150,14 @@ def test_replicas_on_two_workers_outlive_a_killed_executor(spark: Any, tmp_path:
         os.kill(victims[0].pid, signal.SIGKILL)
         _, err = run.communicate(timeout=300)
         assert run.returncode == 0, err[-2000:]
+        refusal = _refused_without_the_secret(info["url"])
     finally:
         stop = subprocess.run([*REUSE, "cluster", "stop", "--dir", str(cdir)],
                               capture_output=True, text=True, timeout=120)
         if run is not None and run.poll() is None:  # an assertion fired mid-run
             run.kill()
     assert json.loads(stop.stdout)["left"] == {}
+    assert "Expected SaslMessage" in refusal or "Failed to connect" in refusal, refusal
     rows = list(csv.DictReader(out.open()))
     assert all(r["lost"] == "0" and r["duplicated"] == "0" for r in rows)
     # the cluster's master, worker and executor JVMs are measured (not only the driver), and

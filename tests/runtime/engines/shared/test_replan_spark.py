@@ -28,7 +28,7 @@ from reuse.testing import ranged_tenant, window_tenant
 pytestmark = pytest.mark.spark
 
 RATE = 20.0
-LIMIT = 460
+LIMIT = 240  # the scenario holds the sources at each step and needs about 130 seqs
 
 
 def _exact_tasks(flows: list[Any]) -> int:
@@ -39,10 +39,18 @@ def _exact_tasks(flows: list[Any]) -> int:
     return planner.manager.task_count
 
 
-def _until(rt: InplaceRuntime, seq: int) -> None:
-    while rt.qhw() < seq:
+def _advance(rt: InplaceRuntime, n: int, timeout_s: float = 90.0) -> int:
+    """Let the sources emit ``n`` more seqs, held there, and wait until the query has
+    processed them: the operations then happen while nothing more is emitted, so a loaded
+    machine (a slow start, a slow batch) cannot let the replay run to its end first."""
+    target = rt.bound() + n
+    rt.hold(target + 1)
+    deadline = time.time() + timeout_s
+    while rt.qhw() < target:
+        assert time.time() < deadline, f"the query never processed seq {target}"
         rt.poll()
         time.sleep(0.05)
+    return target
 
 
 def test_a_wide_dataflow_leaving_first_is_replanned_exactly(spark: Any, tmp_path: Path) -> None:
@@ -54,11 +62,12 @@ def test_a_wide_dataflow_leaving_first_is_replanned_exactly(spark: Any, tmp_path
                                           trigger_s=1.0, limit=LIMIT),
                         t0_ms=int(time.time() * 1000) + 500)
     try:
+        rt.hold(10)  # however slow the query's start, it starts at seq 10 at most
         rt.start_sources(["SYS"])
         for name in ("wide", "t1", "n1", "t2"):
             rt.submit(flows[name])  # each at the engine's next cut
-            _until(rt, rt.bound() + 5)  # in its own batch, warm behind the wide tasks
-        _until(rt, rt.bound() + 20)
+            _advance(rt, 5)  # in its own batch, warm behind the wide tasks
+        _advance(rt, 20)
         gone = rt.remove("wide")
         r = gone["R"]
         assert gone["started"] and set(gone["replanned"]) == {"t1", "t2", "n1"}, gone
@@ -76,10 +85,12 @@ def test_a_wide_dataflow_leaving_first_is_replanned_exactly(spark: Any, tmp_path
         assert kalman and all(tasks[t]["takes_over"] for t in kalman)
         assert rt.deployment.tasks["wide.range"].end == r
         # t1 (promoted) leaves on a cut of our choosing; t2 is re-planned again if it read t1
-        _until(rt, r + 40)
+        _advance(rt, 40)
         at = rt.bound() + 30
         rt.remove("t1", at=at)
         assert rt.planner.manager.task_count <= _exact_tasks([flows["t2"], flows["n1"]])
+        assert at < LIMIT - 20, "the held scenario outgrew its limit"
+        rt.hold(None)
         rt.wait_processed(LIMIT - 1, timeout_s=60)
         ledger = rt.ledger()
     finally:
