@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from reuse.tasks.base import Task
 from reuse.tasks.columnar.batch import MISSING, Batch
+from reuse.tasks.columnar.filters import BloomFilterCheckKernel, RangeFilterKernel
 from reuse.tasks.columnar.kernel import Kernel, PerEvent
 
 __all__ = ["KERNELS", "MISSING", "Batch", "Kernel", "PerEvent", "kernel_for"]
 
 KERNELS: dict[str, type[Kernel]] = {
+    "BloomFilterCheck": BloomFilterCheckKernel,
+    "RangeFilter": RangeFilterKernel,
 }
 
 
