@@ -21,6 +21,8 @@ from reuse.tasks.base import Task, TaskError, stable_hash64
 from reuse.tasks.columnar.batch import MISSING, Batch
 from reuse.tasks.columnar.rowops import (
     Vectorized,
+    changes,
+    codes,
     events_at,
     floats,
     get,
@@ -197,6 +199,18 @@ class RangeFilterKernel(Vectorized):
 
 # --- BloomFilterCheck ------------------------------------------------------------------------
 
+def _ids(col: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Codes of ``str(value)`` per row and the distinct strings. A column of str (the
+    streams': one sensor id per message, repeated over its observations) is coded per run of
+    equal values (equal strs are one string); any other by each row's ``str``, since values
+    a dict holds equal (``1``, ``1.0``, ``True``) print differently."""
+    if col.dtype == object and set(map(type, col)) == {str}:
+        starts = np.flatnonzero(changes(col))
+        code, ids = codes(col[starts].tolist())
+        return np.repeat(code, np.diff(np.append(starts, len(col)))), ids
+    return codes(map(str, col.tolist()))
+
+
 class _Probe:
     """Some bloom filters (equal ones once) asked about a batch's distinct ids.
 
@@ -222,11 +236,7 @@ class _Probe:
 
     def passed(self, batch: Batch) -> np.ndarray:
         """Per member (rows) and event (columns): the id is (probably) in its filter."""
-        col = get(batch, "sensor")
-        ids: dict[str, int] = {}
-        setdefault = ids.setdefault
-        code = np.fromiter((setdefault(s, len(ids)) for s in map(str, col.tolist())),
-                           dtype=np.intp, count=batch.n)
+        code, ids = _ids(get(batch, "sensor"))
         h1 = [stable_hash64(s, 1) for s in ids]
         h2 = [stable_hash64(s, 2) | 1 for s in ids]
         table = np.empty((len(self.filters), len(ids)), dtype=bool)

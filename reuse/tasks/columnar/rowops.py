@@ -29,7 +29,7 @@ from reuse.tasks.columnar.batch import MISSING, Batch, object_column
 from reuse.tasks.columnar.kernel import Kernel, PerEvent
 
 __all__ = ["ACCOUNTING", "Fallback", "Vectorized", "get", "missing", "present", "floats",
-           "float_or_none", "constant", "codes", "equals", "merge_rows", "events_at"]
+           "float_or_none", "constant", "codes", "equals", "changes", "merge_rows", "events_at"]
 
 #: The keys :func:`~reuse.tasks.base.derive` carries from an input event to its output.
 ACCOUNTING = ("src", "seq", "ts", "sensor", "meta")
@@ -93,6 +93,7 @@ def present(batch: Batch, name: str) -> np.ndarray:
 
 
 _PLAIN = frozenset({float, int})  # not bool: as_float reads no number in a bool
+_NOTHING = frozenset({type(None), type(MISSING), bool})  # as_float: None, whatever the value
 
 
 def floats(col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -102,7 +103,8 @@ def floats(col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ``float(int)`` and numpy's int64-to-float64 cast both round to nearest, so typed columns
     convert in one call; an ``object`` column converts its ``float`` and ``int`` rows in one
     call too (a Python int too large for a float raises ``OverflowError`` either way, as
-    ``as_float`` does) and calls ``as_float`` only on the other rows (strings, ``None``, bools).
+    ``as_float`` does), has no number where it holds ``None`` or a bool, and calls
+    ``as_float`` only on the other rows (strings and the like).
     """
     n = len(col)
     if col.dtype == np.float64:
@@ -111,16 +113,17 @@ def floats(col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return col.astype(np.float64), np.ones(n, dtype=bool)
     if col.dtype != object:
         raise Fallback(f"a {col.dtype} column")
-    plain = np.fromiter(map(_PLAIN.__contains__, map(type, col)), dtype=bool, count=n)
-    if plain.all():
-        return col.astype(np.float64), plain
+    kinds = list(map(type, col))
+    if set(kinds) <= _PLAIN:
+        return col.astype(np.float64), np.ones(n, dtype=bool)
+    plain = np.fromiter(map(_PLAIN.__contains__, kinds), dtype=bool, count=n)
     num = np.full(n, np.nan)
     ok = plain.copy()
     if plain.any():
         num[plain] = col[plain].astype(np.float64)
-    for i in np.flatnonzero(~plain).tolist():
-        v = col[i]
-        x = None if v is MISSING else as_float(v)
+    odd = ~plain & ~np.fromiter(map(_NOTHING.__contains__, kinds), dtype=bool, count=n)
+    for i in np.flatnonzero(odd).tolist():  # strings and the like: as_float itself
+        x = as_float(col[i])
         if x is not None:
             num[i], ok[i] = x, True
     return num, ok
@@ -170,6 +173,14 @@ def equals(batch: Batch, name: str, value: Any) -> np.ndarray:
     vals = get(batch, name).tolist()
     return np.fromiter(map(operator.eq, vals, itertools.repeat(value)), dtype=bool,
                        count=batch.n)
+
+
+def changes(a: np.ndarray) -> np.ndarray:
+    """Where a run of equal values starts in ``a`` (row 0 always; ``np.r_`` is slower)."""
+    out = np.empty(len(a), dtype=bool)
+    out[:1] = True
+    np.not_equal(a[1:], a[:-1], out=out[1:])
+    return out
 
 
 def events_at(batch: Batch, rows: np.ndarray) -> list[Event]:
