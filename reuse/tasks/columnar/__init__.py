@@ -11,11 +11,19 @@ from reuse.tasks.base import Task
 from reuse.tasks.columnar.batch import MISSING, Batch
 from reuse.tasks.columnar.filters import BloomFilterCheckKernel, RangeFilterKernel
 from reuse.tasks.columnar.kernel import Kernel, PerEvent
+from reuse.tasks.columnar.predict import (
+    DecisionTreeClassifyKernel,
+    ErrorEstimationKernel,
+    MultiVarLinearRegressionKernel,
+)
 
 __all__ = ["KERNELS", "MISSING", "Batch", "Kernel", "PerEvent", "kernel_for"]
 
 KERNELS: dict[str, type[Kernel]] = {
     "BloomFilterCheck": BloomFilterCheckKernel,
+    "DecisionTreeClassify": DecisionTreeClassifyKernel,
+    "ErrorEstimation": ErrorEstimationKernel,
+    "MultiVarLinearRegression": MultiVarLinearRegressionKernel,
     "RangeFilter": RangeFilterKernel,
 }
 

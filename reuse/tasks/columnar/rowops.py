@@ -96,9 +96,10 @@ _PLAIN = frozenset({float, int})  # not bool: as_float reads no number in a bool
 _NOTHING = frozenset({type(None), type(MISSING), bool})  # as_float: None, whatever the value
 
 
-def floats(col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``as_float`` of every value of ``col`` (``MISSING`` read as ``None``): the numbers as
-    ``float64`` (NaN where there is none) and where there is one.
+def floats(col: np.ndarray | list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """``as_float`` of every value of ``col`` (a column, or a list of values; ``MISSING``
+    read as ``None``): the numbers as ``float64`` (NaN where there is none) and where there
+    is one.
 
     ``float(int)`` and numpy's int64-to-float64 cast both round to nearest, so typed columns
     convert in one call; an ``object`` column converts its ``float`` and ``int`` rows in one
@@ -107,13 +108,19 @@ def floats(col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ``as_float`` only on the other rows (strings and the like).
     """
     n = len(col)
-    if col.dtype == np.float64:
+    if isinstance(col, list):
+        kinds = list(map(type, col))
+        if set(kinds) == {float}:
+            return np.array(col, dtype=np.float64), np.ones(n, dtype=bool)
+        col = object_column(col)
+    elif col.dtype == np.float64:
         return col, np.ones(n, dtype=bool)
-    if col.dtype.kind in "iu":
+    elif col.dtype.kind in "iu":
         return col.astype(np.float64), np.ones(n, dtype=bool)
-    if col.dtype != object:
+    elif col.dtype != object:
         raise Fallback(f"a {col.dtype} column")
-    kinds = list(map(type, col))
+    else:
+        kinds = list(map(type, col))
     if set(kinds) <= _PLAIN:
         return col.astype(np.float64), np.ones(n, dtype=bool)
     plain = np.fromiter(map(_PLAIN.__contains__, kinds), dtype=bool, count=n)
