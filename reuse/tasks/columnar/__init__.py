@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from reuse.tasks.base import Task
 from reuse.tasks.columnar.batch import MISSING, Batch
+from reuse.tasks.columnar.etl import InterpolationKernel, JoinKernel
 from reuse.tasks.columnar.filters import BloomFilterCheckKernel, RangeFilterKernel
 from reuse.tasks.columnar.kernel import Kernel, PerEvent
 from reuse.tasks.columnar.predict import (
@@ -23,6 +24,8 @@ KERNELS: dict[str, type[Kernel]] = {
     "BloomFilterCheck": BloomFilterCheckKernel,
     "DecisionTreeClassify": DecisionTreeClassifyKernel,
     "ErrorEstimation": ErrorEstimationKernel,
+    "Interpolation": InterpolationKernel,
+    "Join": JoinKernel,
     "MultiVarLinearRegression": MultiVarLinearRegressionKernel,
     "RangeFilter": RangeFilterKernel,
 }
