@@ -164,3 +164,17 @@ def test_real_streams_never_leave_the_vectorized_path(real_events_of, configs, d
             kernel = kernel_for(task)
             kernel.run(batch)
             assert kernel.fallbacks == 0, (src, task.type_name)
+
+
+def test_odd_batches_read_as_process_reads_them():
+    """Typed int values, and a nulled observation without ``obs`` (a range for the field
+    ``""``): the same outputs, or the same error, as ``process``."""
+    evs = [{"obs": "t", "value": v} for v in (-3, 0, 7, 2**40)]
+    for mode in ("drop", "null"):
+        run_both(lambda m=mode: make_task("RangeFilter", {"valid_range": {"t": [0, 9]},
+                                                          "mode": m}), evs, [2])
+    task = make_task("RangeFilter", {"valid_range": {"": [0, 1]}, "mode": "null"})
+    with pytest.raises(KeyError):
+        task.process({"value": 5.0})
+    with pytest.raises(KeyError):
+        kernel_for(task).run(Batch.from_events([{"obs": "t", "value": 1.0}, {"value": 5.0}]))

@@ -187,3 +187,28 @@ def test_real_messages_never_leave_the_vectorized_path(models, messages, configs
             kernel = kernel_for(task)
             kernel.run(Batch.from_events(evs))
             assert kernel.fallbacks == 0, (src, task.type_name)
+
+
+@pytest.mark.parametrize("target", [None, ["fare_amount"], 3])
+def test_error_estimation_with_a_target_numpy_could_misread(target):
+    evs = [{"analytic": "BWA", "obs": target, "value": 4.0}, {"obs": "MLR", "value": 1.0,
+                                                              "actual": 3.0},
+           {"analytic": "BWA", "value": 2.0}, {"obs": "MLR", "value": 1.0, "actual": 2.0},
+           {"analytic": "BWA", "obs": 3.0, "value": 8.0}, {"obs": "MLR", "value": 0.0,
+                                                            "actual": 2.0}]
+    r = run_both(lambda: make_task("ErrorEstimation", {"target": target}), evs, [3])
+    assert r.reference[0]["average"] == 4.0
+
+
+@pytest.mark.parametrize("odd,error", [({"fields": 5}, TypeError), ({"meta": [1]}, TypeError),
+                                       ({"fields": None}, TypeError)])
+def test_rows_the_kernels_do_not_model_fail_as_process_fails(models, odd, error):
+    good = {"fields": {"trip_time_in_secs": 60.0, "trip_distance": 1.0}, "meta": {}}
+    for name in ("DecisionTreeClassify", "MultiVarLinearRegression"):
+        task = models[("TAXI", name)]
+        with pytest.raises(error):
+            task.process({**good, **odd})
+        kernel = kernel_for(task)
+        with pytest.raises(error):
+            kernel.run(Batch.from_events([good, {**good, **odd}]))
+        assert kernel.fallbacks == 1
