@@ -261,10 +261,10 @@ class JoinKernel(Vectorized):
     def compute(self, batch: Batch) -> Batch:
         task: Any = self.task
         wanted = {f: j for j, f in enumerate(task._wanted)}
-        names = get(batch, "obs").tolist()
+        names = get(batch, "obs")
         try:
-            fj = np.fromiter(map(wanted.get, names, itertools.repeat(-1)), dtype=np.intp,
-                             count=batch.n)
+            fj = np.fromiter(map(wanted.get, names.tolist(), itertools.repeat(-1)),
+                             dtype=np.intp, count=batch.n)
         except TypeError as e:
             raise Fallback("an unhashable obs") from e
         rows = np.flatnonzero(fj >= 0)
@@ -290,21 +290,17 @@ class JoinKernel(Vectorized):
             return np.repeat(code, np.diff(np.append(starts, len(seq)))), distinct
         return codes([f"{a}|{b}" for a, b in zip(src.tolist(), seq.tolist(), strict=True)])
 
-    def _commit(self, batch: Batch, rows: np.ndarray, names: list[Any],
+    def _commit(self, batch: Batch, rows: np.ndarray, names: np.ndarray,
                 plan: _JoinPlan) -> Batch:
         """Build the messages from their rows, write the task's open messages, and return
         the emitted ones in the order they closed."""
         task: Any = self.task
-        values = get(batch, "value").tolist()
         at = rows[plan.order]  # the batch row of each sorted position
-        at_list = at.tolist()
-        sn, sv = [names[r] for r in at_list], [values[r] for r in at_list]
         opens, closes = plan.opens[plan.order], plan.closes[plan.order]
         key = plan.code[plan.order]
         start = np.flatnonzero(opens | changes(key))
         end = np.append(start[1:], len(at))
-        fields = [dict(zip(sn[a:b], sv[a:b], strict=True)) for a, b in
-                  zip(start.tolist(), end.tolist(), strict=True)]
+        fields = _messages(names[at], get(batch, "value")[at], start, end)
         new, done = opens[start], closes[end - 1]
         head, last, size, run_key = at[start], at[end - 1], end - start, key[start]
         for i in np.flatnonzero(~new).tolist():  # the rest of a message the task holds open
@@ -332,6 +328,23 @@ class JoinKernel(Vectorized):
         return merge_rows([(last[mine], out), (last[held], Batch.from_events(made))])
 
 
+def _messages(names: np.ndarray, values: np.ndarray, start: np.ndarray,
+              end: np.ndarray) -> list[dict[Any, Any]]:
+    """The ``fields`` dict of each run ``[start, end)`` of (name, value) rows, as repeated
+    ``fields[name] = value`` leaves it: ``dict(zip(...))``. When every run has the same names
+    in the same order (every message of a stream, in its schema order), the values are one
+    matrix and the dicts are made by one ``map``."""
+    width = int(end[0] - start[0]) if len(start) else 0
+    if width and bool((end - start == width).all()):
+        grid = names.reshape(-1, width)
+        if bool((grid == grid[0]).all()):
+            return list(map(dict, map(zip, itertools.repeat(grid[0].tolist()),
+                                      values.reshape(-1, width).tolist())))
+    sn, sv = names.tolist(), values.tolist()
+    return [dict(zip(sn[a:b], sv[a:b], strict=True))
+            for a, b in zip(start.tolist(), end.tolist(), strict=True)]
+
+
 class _JoinPlan:
     """What ``process`` would do with each wanted row of a batch, without eviction:
     whether it opens a message (``opens``), closes one (``closes``), and how many messages
@@ -340,18 +353,19 @@ class _JoinPlan:
     def __init__(self, task: Any, code: np.ndarray, distinct: list[str], fj: np.ndarray,
                  index: dict[Any, int]) -> None:
         self.code, self.distinct = code, distinct
-        self.old = [task.pending.get(k) for k in self.distinct]
-        n_keys, width = len(self.distinct), len(index)
+        self.old = list(map(task.pending.get, distinct))
+        n_keys, width = len(distinct), len(index)
         has = np.zeros((n_keys, width), dtype=bool)
-        is_open = np.zeros(n_keys, dtype=bool)
+        is_open = np.fromiter(map(operator.is_not, self.old, itertools.repeat(None)),
+                              dtype=bool, count=n_keys)
         nfields = np.zeros(n_keys, dtype=np.intp)
         count = np.zeros(n_keys, dtype=np.intp)
-        for c, msg in enumerate(self.old):
-            if msg is not None:
-                is_open[c], nfields[c], count[c] = True, len(msg["fields"]), msg["count"]
-                for f in msg["fields"]:
-                    if f in index:
-                        has[c, index[f]] = True
+        for c in np.flatnonzero(is_open).tolist():  # the messages the task holds open
+            msg = self.old[c]
+            nfields[c], count[c] = len(msg["fields"]), msg["count"]
+            for f in msg["fields"]:
+                if f in index:
+                    has[c, index[f]] = True
         self.order = order = np.argsort(self.code, kind="stable")
         sc, sf = self.code[order], fj[order]
         first = changes(sc)
