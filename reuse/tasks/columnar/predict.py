@@ -104,7 +104,7 @@ class _Tree:
 
     def __init__(self, tree: DecisionTree) -> None:
         if tree.root is None:
-            raise Fallback("an unfitted tree")
+            raise ValueError("the tree is not fitted")
         feature, threshold, left, right, label = [], [], [], [], []
         todo = [tree.root]
         while todo:
@@ -146,9 +146,12 @@ class DecisionTreeClassifyKernel(Vectorized):
 
     def __init__(self, task: Task) -> None:
         super().__init__(task)
-        self.tree = _Tree(task.tree)  # type: ignore[attr-defined]
+        tree: DecisionTree = task.tree  # type: ignore[attr-defined]
+        self.tree = _Tree(tree) if tree.root is not None else None
 
     def compute(self, batch: Batch) -> Batch:
+        if self.tree is None:  # predict_one's own error
+            raise Fallback("an unfitted tree")
         x, ok = feature_matrix(batch, self.task.features,  # type: ignore[attr-defined]
                                observation_dicts(batch))
         rows = np.flatnonzero(ok)
@@ -168,13 +171,13 @@ class MultiVarLinearRegressionKernel(Vectorized):
 
     def __init__(self, task: Task) -> None:
         super().__init__(task)
-        coef = task.model.coef  # type: ignore[attr-defined]
-        if coef is None:
-            raise Fallback("an unfitted model")
+        coef = task.model.coef or [0.0]  # type: ignore[attr-defined]
         self.intercept = float(coef[0])
         self.coef = np.asarray(coef[1:], dtype=np.float64)
 
     def compute(self, batch: Batch) -> Batch:
+        if self.task.model.coef is None:  # type: ignore[attr-defined] # predict_one's error
+            raise Fallback("an unfitted model")
         obs = observation_dicts(batch)
         x, ok = feature_matrix(batch, self.task.features, obs)  # type: ignore[attr-defined]
         rows = np.flatnonzero(ok)
