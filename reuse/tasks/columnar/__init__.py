@@ -9,11 +9,25 @@ from __future__ import annotations
 
 from reuse.tasks.base import Task
 from reuse.tasks.columnar.batch import MISSING, Batch
+from reuse.tasks.columnar.etl import InterpolationKernel, JoinKernel
+from reuse.tasks.columnar.filters import BloomFilterCheckKernel, RangeFilterKernel
 from reuse.tasks.columnar.kernel import Kernel, PerEvent
+from reuse.tasks.columnar.predict import (
+    DecisionTreeClassifyKernel,
+    ErrorEstimationKernel,
+    MultiVarLinearRegressionKernel,
+)
 
 __all__ = ["KERNELS", "MISSING", "Batch", "Kernel", "PerEvent", "kernel_for"]
 
 KERNELS: dict[str, type[Kernel]] = {
+    "BloomFilterCheck": BloomFilterCheckKernel,
+    "DecisionTreeClassify": DecisionTreeClassifyKernel,
+    "ErrorEstimation": ErrorEstimationKernel,
+    "Interpolation": InterpolationKernel,
+    "Join": JoinKernel,
+    "MultiVarLinearRegression": MultiVarLinearRegressionKernel,
+    "RangeFilter": RangeFilterKernel,
 }
 
 
