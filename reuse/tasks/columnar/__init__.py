@@ -9,11 +9,19 @@ from __future__ import annotations
 
 from reuse.tasks.base import Task
 from reuse.tasks.columnar.batch import MISSING, Batch
+from reuse.tasks.columnar.blocks import BlockWindowAverageKernel
 from reuse.tasks.columnar.kernel import Kernel, PerEvent
+from reuse.tasks.columnar.sketches import DistinctApproxCountKernel, SecondOrderMomentKernel
+from reuse.tasks.columnar.stats import KalmanFilterKernel, SlidingLinearRegressionKernel
 
 __all__ = ["KERNELS", "MISSING", "Batch", "Kernel", "PerEvent", "kernel_for"]
 
 KERNELS: dict[str, type[Kernel]] = {
+    "BlockWindowAverage": BlockWindowAverageKernel,
+    "DistinctApproxCount": DistinctApproxCountKernel,
+    "KalmanFilter": KalmanFilterKernel,
+    "SecondOrderMoment": SecondOrderMomentKernel,
+    "SlidingLinearRegression": SlidingLinearRegressionKernel,
 }
 
 
