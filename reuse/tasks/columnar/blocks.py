@@ -115,7 +115,7 @@ class BlockWindowAverageKernel(Kernel):
         closed = np.flatnonzero(done[last])
         outputs = self._closed(task, ob, lanes, carried, weight, segments, gb, starts, last,
                                closed, count, blkno)
-        self._open(task, ob, lanes, carried, weight, segments, starts, last, done, blkno)
+        self._open(task, ob, lanes, carried, weight, segments, gb, starts, done, blkno)
         emit = order[last[closed]]
         sort = np.argsort(emit, kind="stable")
         mean, panes = outputs
@@ -203,38 +203,38 @@ class BlockWindowAverageKernel(Kernel):
 
     def _open(self, task: BlockWindowAverage, ob: Observations, lanes: Lanes,
               carried: list[list[Any] | None], weight: np.ndarray,
-              segments: list[list[float]] | None, starts: np.ndarray, last: np.ndarray,
+              segments: list[list[float]] | None, gb: np.ndarray, starts: np.ndarray,
               done: np.ndarray, blkno: np.ndarray) -> None:
         """Write each series' block left open back, in the task's dict order."""
-        order = lanes.order
+        ends = lanes.bounds[1:] - 1  # each series' last observation (in `order`)
+        lo = starts[gb[ends]]  # and the first of its last block
+        closed = done[ends].tolist()
+        fresh = (blkno[lo] != 0).tolist()
+        los, his = lo.tolist(), (ends + 1).tolist()
+        order = lanes.order.tolist()
+        values = ob.values[lanes.order].tolist()
         blocks = task.blocks
         moved: list[tuple[int, str, list[Any]]] = []
-        block_of_end = np.searchsorted(starts, lanes.bounds[1:] - 1, side="right") - 1
         for k, key in enumerate(ob.keys):
-            b = int(block_of_end[k])
-            lo, hi = int(starts[b]), int(last[b]) + 1
-            if done[hi - 1]:
+            if closed[k]:
                 blocks.pop(key, None)
                 continue
-            start = carried[k] if blkno[lo] == 0 else None
-            cont = start is not None
+            start = None if fresh[k] else carried[k]
             block = [0] if start is None else list(start)
-            obs = order[lo:hi].tolist()
-            if segments is None:
-                new = ob.values[order[lo:hi]].tolist()
-                if len(block) + len(new) <= task.FOLD:  # no fold on the way
-                    block[0] += len(new)
-                    block.extend(new)
-                else:
-                    _grow(block, [(1, [v]) for v in new], task.FOLD, closes=False)
+            a, b = los[k], his[k]
+            if segments is not None:
+                _grow(block, [(int(weight[o]), segments[o]) for o in order[a:b]], task.FOLD,
+                      closes=False)
+            elif len(block) + b - a <= task.FOLD:  # no fold on the way
+                block[0] += b - a
+                block.extend(values[a:b])
             else:
-                _grow(block, [(int(weight[o]), segments[o]) for o in obs],
-                      task.FOLD, closes=False)
-            if cont:
+                _grow(block, [(1, [v]) for v in values[a:b]], task.FOLD, closes=False)
+            if start is not None:
                 blocks[key] = block
             else:
                 blocks.pop(key, None)
-                moved.append((int(order[lo]), key, block))
+                moved.append((order[a], key, block))
         for _, key, block in sorted(moved, key=lambda m: m[0]):
             blocks[key] = block
 

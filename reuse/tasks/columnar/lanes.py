@@ -25,10 +25,12 @@ import numpy as np
 
 __all__ = ["Lanes"]
 
-#: rough CPU cost of one step of a grid recursion (a handful of numpy calls on short rows) and
-#: of one observation in a Python loop, in the same unit (measured: ~8 us and ~0.2 us)
-GRID_STEP_COST = 40.0
+#: rough CPU costs, in one unit (~0.2 us, measured on the Kalman filter over SYS and TAXI
+#: batches): a step of a grid recursion (a handful of numpy calls, ~5 us), an observation in a
+#: Python loop (~0.2 us), and a series' setup in that loop (~0.5 us)
+GRID_STEP_COST = 25.0
 LOOP_ITEM_COST = 1.0
+LOOP_SERIES_COST = 2.5
 
 
 class Lanes:
@@ -55,7 +57,8 @@ class Lanes:
 
     def prefers_grid(self) -> bool:
         """Whether stepping every series at once costs less than a loop over the values."""
-        return self.depth * GRID_STEP_COST < len(self.kid) * LOOP_ITEM_COST
+        return (self.depth * GRID_STEP_COST
+                < len(self.kid) * LOOP_ITEM_COST + self.k * LOOP_SERIES_COST)
 
     @cached_property
     def rank(self) -> np.ndarray:

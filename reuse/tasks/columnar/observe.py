@@ -18,6 +18,9 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from functools import partial
+from itertools import chain
+from operator import is_
 from typing import Any
 
 import numpy as np
@@ -89,10 +92,11 @@ def first_seen(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _codes(items: Sequence[Any] | np.ndarray, table: dict[Any, int]) -> np.ndarray:
-    """Codes of hashable ``items`` in ``table`` (new ones appended)."""
-    setdefault = table.setdefault
-    return np.fromiter((setdefault(x, len(table)) for x in items), dtype=np.int64,
-                       count=len(items))
+    """Codes of hashable ``items`` in ``table`` (new ones appended, first seen first); the
+    per-item work is two C-level passes (``dict.fromkeys``, ``map``)."""
+    for x in dict.fromkeys(items):
+        table.setdefault(x, len(table))
+    return np.fromiter(map(table.__getitem__, items), dtype=np.int64, count=len(items))
 
 
 def _part(batch: Batch, name: str, rows: np.ndarray) -> list[str]:
@@ -100,7 +104,13 @@ def _part(batch: Batch, name: str, rows: np.ndarray) -> list[str]:
     col = batch.cols.get(name)
     if col is None:
         return [""] * len(rows)
-    return ["" if v is MISSING else str(v) for v in col[rows].tolist()]
+    values = col[rows]
+    out = list(map(str, values.tolist()))
+    if values.dtype == object:
+        absent = np.fromiter(map(partial(is_, MISSING), values), dtype=bool, count=len(values))
+        for i in np.flatnonzero(absent).tolist():
+            out[i] = ""
+    return out
 
 
 def explode(batch: Batch, fields: Collection[str] | None, group_by: Sequence[str]) -> Observations:
@@ -113,7 +123,6 @@ def explode(batch: Batch, fields: Collection[str] | None, group_by: Sequence[str
     >>> o.rows.tolist(), o.names.tolist(), o.values.tolist(), o.kid.tolist(), o.keys
     ([0, 1], ['t', 'h'], [1.5, 2.0], [0, 1], ['s|t', 's|h'])
     """
-    n = batch.n
     joined = batch.has("fields")
     single = batch.has("obs") & ~joined
     table: dict[Any, int] = {}
@@ -155,7 +164,7 @@ def explode(batch: Batch, fields: Collection[str] | None, group_by: Sequence[str
     if not len(row):
         return _empty()
     name_of = object_column(list(table))
-    kid, keys = _keys(batch, row, code, name_of, list(group_by), n)
+    kid, keys = _keys(batch, row, code, name_of, list(group_by))
     return Observations(row, name_of[code], value, kid, keys)
 
 
@@ -165,35 +174,61 @@ def _empty() -> Observations:
 
 
 def _keys(batch: Batch, row: np.ndarray, code: np.ndarray, name_of: np.ndarray,
-          group_by: list[str], n: int) -> tuple[np.ndarray, list[str]]:
+          group_by: list[str]) -> tuple[np.ndarray, list[str]]:
     """Series codes (first seen first) and key strings of observations with input ``row``
     and field-name ``code``: the key strings are built once per distinct (row parts, name)
     combination, then merged where two combinations spell one string (``"a|b" + "c"`` and
     ``"a" + "b|c"``), as the per-event dict merges them."""
     others = [g for g in group_by if g != "obs"]
+    width = len(name_of) if "obs" in group_by else 1  # a name not in the key is no part
+    prefixes: list[Any] = []
+    combo = code if width > 1 else np.zeros_like(code)
     if others:
-        urows = np.unique(row)
-        parts = list(zip(*(_part(batch, g, urows) for g in others), strict=True))
-        ptable: dict[tuple[str, ...], int] = {}
-        pcode_u = _codes(parts, ptable)
-        pcode = pcode_u[np.searchsorted(urows, row)]
+        urows = row[np.r_[True, row[1:] != row[:-1]]]  # `row` is sorted
+        parts: list[Any] = (_part(batch, others[0], urows) if len(others) == 1 else
+                            list(zip(*(_part(batch, g, urows) for g in others), strict=True)))
+        ptable: dict[Any, int] = {}
+        pcode = _codes(parts, ptable)[np.searchsorted(urows, row)]
         prefixes = list(ptable)
-        combo = pcode * len(name_of) + code
-    else:
-        prefixes = [()]
-        combo = code
+        combo = pcode * width + combo
     kid, combos = first_seen(combo)
-    strings = []
-    for c in combos.tolist():
-        prefix, name = prefixes[c // len(name_of)], name_of[c % len(name_of)]
-        it = iter(prefix)
-        strings.append("|".join([name if g == "obs" else next(it) for g in group_by]))
+    names = name_of[combos % width].tolist() if "obs" in group_by else [None] * len(combos)
+    pre = [prefixes[i] for i in (combos // width).tolist()] if others else []
+    strings = _spell(group_by, names, pre)
+    if len(group_by) < 2 or not _separated(prefixes, name_of):
+        return kid, strings  # one part, or no part holds "|": distinct parts spell distinctly
     merged: dict[str, int] = {}
     remap = np.fromiter((merged.setdefault(s, len(merged)) for s in strings), dtype=np.int64,
                         count=len(strings))
     if len(merged) < len(strings):
         kid = remap[kid]
     return kid, list(merged)
+
+
+def _separated(prefixes: list[Any], name_of: np.ndarray) -> bool:
+    """Whether some key part holds the separator ``|`` (then two part lists may spell one
+    key string)."""
+    flat = chain.from_iterable(p if isinstance(p, tuple) else (p,) for p in prefixes)
+    return any(isinstance(x, str) and "|" in x for x in chain(flat, name_of.tolist()))
+
+
+def _spell(group_by: list[str], names: list[Any], pre: list[Any]) -> list[str]:
+    """``"|".join`` of each combination's parts in ``group_by`` order (``pre``: the non-obs
+    part, or a tuple of them when there are several). The usual shapes are spelled
+    directly; a non-str field name fails as in ``join`` (a ``TypeError``)."""
+    if group_by == ["obs"]:
+        return [n if type(n) is str else "|".join([n]) for n in names]
+    if group_by == ["sensor", "obs"] or (len(group_by) == 2 and group_by[1] == "obs"
+                                         and group_by[0] != "obs"):
+        return [p + "|" + n for p, n in zip(pre, names, strict=True)]
+    if len(group_by) == 1:
+        return pre
+    out = []
+    several = sum(g != "obs" for g in group_by) > 1
+    for i, n in enumerate(names):
+        it = iter(pre[i] if several else (pre[i],) if pre else ())
+        out.append("|".join([n if g == "obs" else next(it) for g in group_by]))
+    return out
 
 
 def derived(batch: Batch, rows: np.ndarray, **changes: np.ndarray) -> Batch:

@@ -4,7 +4,7 @@ SecondOrderMoment's item map, a batch at a time, bit-identical to :mod:`reuse.ta
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -132,33 +132,44 @@ class SecondOrderMomentKernel(Kernel):
         lanes = Lanes(ob.kid, len(ob.keys))
         items = [reprs[i] for i in where.reshape(-1)[lanes.order].tolist()]
         bounds = lanes.bounds.tolist()
-        est: list[float] = []
+        counts: list[int] = []  # per observation (series order): n, sum(2 f - 1), len
+        totals: list[int] = []
+        lens: list[int] = []
+        own: dict[int, float] = {}  # estimates the task's own update gave
         for k, key in enumerate(ob.keys):
             s = task.series.setdefault(key, {"n": 0, "items": [], "freq": []})
             mine = items[bounds[k]:bounds[k + 1]]
-            if task.estimator == "riotbench" and len(set(s["items"])) == len(s["items"]):
-                est.extend(_riotbench(task.size, key, s, mine))
-            else:
-                add = task._riotbench if task.estimator == "riotbench" else task._ams
-                for item in mine:
-                    s["n"] += 1
-                    est.append(add(key, s, item))
+            held = s["items"]
+            if (task.estimator == "riotbench" and len(set(held)) == len(held)
+                    and len(held) == len(s["freq"])):
+                _riotbench(task.size, key, s, mine, counts, totals, lens)
+                continue
+            add = task._riotbench if task.estimator == "riotbench" else task._ams
+            for item in mine:
+                s["n"] += 1
+                own[len(counts)] = add(key, s, item)
+                counts.append(1)
+                totals.append(0)
+                lens.append(1)
+        est = _estimates(counts, totals, lens)
+        for i, value in own.items():
+            est[i] = value
         values = np.empty(ob.m)
         values[lanes.order] = est
         return derived(batch, ob.rows, obs=ob.names, value=values,
                        analytic=constant("SOM", ob.m))
 
 
-def _riotbench(size: int, key: str, s: dict, items: list[str]) -> list[float]:
+def _riotbench(size: int, key: str, s: dict[str, Any], items: list[str], counts: list[int],
+               totals: list[int], lens: list[int]) -> None:
     """RIoTBench's map update over one series' ``items`` (the task's ``_riotbench``, with a
     position per item and the running ``sum(2 f - 1)`` instead of scans), mutating ``s``;
-    the estimate after each item. Needs a map without repeated items (the task never makes
-    one)."""
+    appends ``n``, the sum and the map's size after each item. Needs a map without repeated
+    items and a count per item (the task never makes another)."""
     held, freq = s["items"], s["freq"]
     n = s["n"]
-    pos = {item: i for i, item in enumerate(held)}
-    total = sum(2 * f - 1 for f in freq)
-    ns, totals, lens = [], [], []
+    pos = dict(zip(held, range(len(held)), strict=True))  # no repeats: one position each
+    total = 2 * sum(freq) - len(freq)  # sum(2 f - 1)
     for item in items:
         n += 1
         i = pos.get(item)
@@ -176,11 +187,16 @@ def _riotbench(size: int, key: str, s: dict, items: list[str]) -> list[float]:
             total -= 2 * freq[slot] - 2
             pos[item] = slot
             held[slot], freq[slot] = item, 1
-        ns.append(n)
+        counts.append(n)
         totals.append(total)
         lens.append(len(held))
     s["n"] = n
-    if n * max(map(abs, totals)) < _EXACT_INT:  # n only grows: every product is exact
-        num = np.array(ns, dtype=np.int64) * np.array(totals, dtype=np.int64)
-        return (num.astype(np.float64) / np.array(lens, dtype=np.float64)).tolist()
-    return [float(a * b / c) for a, b, c in zip(ns, totals, lens, strict=True)]
+
+
+def _estimates(counts: list[int], totals: list[int], lens: list[int]) -> np.ndarray:
+    """``float(n * total / len)`` per observation: one vector division of exact ints (both
+    below 2**53, so each quotient is rounded once, as Python's int / int), else Python's."""
+    if max(counts) * max(map(abs, totals)) < _EXACT_INT:
+        num = np.array(counts, dtype=np.int64) * np.array(totals, dtype=np.int64)
+        return num.astype(np.float64) / np.array(lens, dtype=np.float64)
+    return np.array([float(a * b / c) for a, b, c in zip(counts, totals, lens, strict=True)])

@@ -161,10 +161,10 @@ class SlidingLinearRegressionKernel(Kernel):
         windows = seq[at[emit, None] + np.arange(1 - train, 1)]
         count = n0[ob.kid[emit]] + lanes.step[emit] + 1
         preds = fit(windows, count, task.predict)
+        ends, kept = (start + total).tolist(), np.minimum(train, total).tolist()
+        counts, values = (n0 + lanes.counts).tolist(), seq.tolist()
         for i, key in enumerate(ob.keys):
-            end = int(start[i] + total[i])
-            task.series[key] = {"n": int(n0[i] + lanes.counts[i]),
-                                "ys": seq[end - min(train, int(total[i])):end].tolist()}
+            task.series[key] = {"n": counts[i], "ys": values[ends[i] - kept[i]:ends[i]]}
         return derived(batch, ob.rows[emit], obs=ob.names[emit], value=preds[:, 0].copy(),
                        predictions=object_column(preds.tolist()),
                        analytic=constant("SLR", len(emit)))
