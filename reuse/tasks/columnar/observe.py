@@ -130,15 +130,18 @@ def explode(batch: Batch, fields: Collection[str] | None, group_by: Sequence[str
     srows = np.flatnonzero(single)
     if len(srows):
         names = batch.cols["obs"][srows]
-        vcol = batch.cols.get("value")
-        vals = floats(vcol[srows]) if vcol is not None else np.full(len(srows), math.nan)
         code = _codes(names.tolist() if names.dtype != object else names, table)
         wanted = np.fromiter((fields is None or x in fields for x in table), dtype=bool,
                              count=len(table))
-        keep = wanted[code] & np.isfinite(vals)
+        chosen = np.flatnonzero(wanted[code])  # read only these values, as _numeric does
+        vcol = batch.cols.get("value")
+        vals = (floats(vcol[srows[chosen]]) if vcol is not None
+                else np.full(len(chosen), math.nan))
+        finite = np.isfinite(vals)
+        keep = chosen[finite]
         rows.append(srows[keep])
         codes.append(code[keep])
-        values.append(vals[keep])
+        values.append(vals[finite])
     jrows = np.flatnonzero(joined)
     if len(jrows):
         jr, jn, jv = [], [], []

@@ -288,3 +288,17 @@ def test_kalman_restored_int_state(cuts, values):
     cfg = {"process_noise": 0.125, "sensor_noise": 0.32, "estimated_error": 30,
            "fields": ["t"], "group_by": ["obs"]}
     run_both(_restored("KalmanFilter", cfg, {"series": {"t": [3, 1]}}), _series(values), *cuts)
+
+
+def test_a_value_beyond_float_is_read_only_where_the_task_reads_it():
+    """``float(10**400)`` raises: per event only for a field the task reads, so the kernel
+    converts only those values."""
+    cfg = {"process_noise": 0.1, "sensor_noise": 0.3, "estimated_error": 1.0, "fields": ["t"],
+           "group_by": ["obs"]}
+    skipped = _series([1.0, 10**400], obs="u") + _series([2.0])
+    run_both(lambda: make_task("KalmanFilter", cfg), skipped, [])
+    read = _series([1.0, 10**400])
+    with pytest.raises(OverflowError):
+        make_task("KalmanFilter", cfg).process(read[1])
+    with pytest.raises(OverflowError):
+        kernel_for(make_task("KalmanFilter", cfg)).run(Batch.from_events(read))
