@@ -21,7 +21,7 @@ KINDS = ["BlockWindowAverage", "DistinctApproxCount", "KalmanFilter", "SecondOrd
          "SlidingLinearRegression"]
 GROUPS = [["obs"], ["sensor", "obs"]]
 STEP = st.sampled_from(["kernel", "event", "restart"])
-FAST = settings(max_examples=25, deadline=None,
+FAST = settings(max_examples=40, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -83,6 +83,19 @@ def test_real_streams(streams, configs, src, kind, group, path, data):
     cuts, steps = data.draw(slicing(len(events)))
     with PATHS[path]:
         run_both(lambda: make_task(kind, cfg), events, cuts, steps)
+
+
+@pytest.mark.parametrize("src", ["SYS", "TAXI", "FIT"])
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("group", GROUPS, ids=["field", "sensor"])
+def test_real_streams_every_combination(streams, configs, src, kind, group):
+    """Each source, task and keying once, in slices of 1000 events or fewer, taking turns."""
+    events, kalman = streams[src]
+    if kind == "SlidingLinearRegression":
+        events = events + kalman[tuple(group)]
+    cfg = _config(configs, src, kind, group)
+    cuts = list(range(137, len(events), 311))
+    run_both(lambda: make_task(kind, cfg), events, cuts, ["kernel", "restart", "event"] * 9)
 
 
 @settings(max_examples=6, deadline=None)
