@@ -214,14 +214,23 @@ class BlockWindowAverageKernel(Kernel):
         order = lanes.order.tolist()
         values = ob.values[lanes.order].tolist()
         blocks = task.blocks
-        moved: list[tuple[int, str, list[Any]]] = []
+        begun: list[int] = []  # blocks begun in the batch: where, which series, the block
+        keys: list[str] = []
+        made: list[list[Any]] = []
         for k, key in enumerate(ob.keys):
             if closed[k]:
                 blocks.pop(key, None)
                 continue
             start = None if fresh[k] else carried[k]
-            block = [0] if start is None else list(start)
             a, b = los[k], his[k]
+            if start is None:
+                blocks.pop(key, None)
+                block: list[Any] = [0]
+                begun.append(order[a])
+                keys.append(key)
+                made.append(block)
+            else:
+                block = start  # the task's own list, grown in place as process grows it
             if segments is not None:
                 _grow(block, [(int(weight[o]), segments[o]) for o in order[a:b]], task.FOLD,
                       closes=False)
@@ -230,13 +239,8 @@ class BlockWindowAverageKernel(Kernel):
                 block.extend(values[a:b])
             else:
                 _grow(block, [(1, [v]) for v in values[a:b]], task.FOLD, closes=False)
-            if start is not None:
-                blocks[key] = block
-            else:
-                blocks.pop(key, None)
-                moved.append((order[a], key, block))
-        for _, key, block in sorted(moved, key=lambda m: m[0]):
-            blocks[key] = block
+        for i in np.argsort(begun, kind="stable").tolist():
+            blocks[keys[i]] = made[i]
 
 
 def _panes(batch: Batch, ob: Observations) -> tuple[np.ndarray, list[list[float]] | None]:

@@ -16,11 +16,11 @@ operation. Values that already sit in a ``float64`` column are read without Pyth
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import chain
-from operator import is_
+from operator import is_, itemgetter
 from typing import Any
 
 import numpy as np
@@ -144,17 +144,11 @@ def explode(batch: Batch, fields: Collection[str] | None, group_by: Sequence[str
         values.append(vals[finite])
     jrows = np.flatnonzero(joined)
     if len(jrows):
-        jr, jn, jv = [], [], []
-        for r, message in zip(jrows.tolist(), batch.cols["fields"][jrows], strict=True):
-            for name, value in dict(message).items():
-                if fields is None or name in fields:
-                    jr.append(r)
-                    jn.append(name)
-                    jv.append(value)
+        jr, jc, jv = _joined(jrows, batch.cols["fields"][jrows], fields, table)
         vals = np.fromiter(map(_number, jv), dtype=np.float64, count=len(jv))
         keep = np.isfinite(vals)
         rows.append(np.array(jr, dtype=np.int64)[keep])
-        codes.append(_codes(jn, table)[keep])
+        codes.append(np.array(jc, dtype=np.int64)[keep])
         values.append(vals[keep])
     if not rows:
         return _empty()
@@ -169,6 +163,44 @@ def explode(batch: Batch, fields: Collection[str] | None, group_by: Sequence[str
     name_of = object_column(list(table))
     kid, keys = _keys(batch, row, code, name_of, list(group_by))
     return Observations(row, name_of[code], value, kid, keys)
+
+
+def _joined(rows: np.ndarray, messages: np.ndarray, fields: Collection[str] | None,
+            table: dict[Any, int]) -> tuple[list[int], list[int], list[Any]]:
+    """Row, field-name code and raw value of each observation of joined messages, in each
+    message's own order, restricted to ``fields``.
+
+    Messages of one stream share a layout (their fields in one order), so the fields to read
+    and their codes are worked out once per layout, and each message's values are taken by
+    one ``itemgetter`` call.
+    """
+    jr: list[int] = []
+    jc: list[int] = []
+    jv: list[Any] = []
+    layouts: dict[tuple[Any, ...], tuple[list[int], Callable[[Any], Any], int]] = {}
+    for r, message in zip(rows.tolist(), messages, strict=True):
+        if type(message) is not dict:
+            message = dict(message)
+        shape = tuple(message)
+        got = layouts.get(shape)
+        if got is None:
+            names = [x for x in shape if fields is None or x in fields]
+            got = layouts[shape] = ([table.setdefault(x, len(table)) for x in names],
+                                    itemgetter(*names) if names else _nothing, len(names))
+        name_codes, get, k = got
+        if k == 1:
+            jr.append(r)
+            jc.append(name_codes[0])
+            jv.append(get(message))
+        elif k:
+            jr.extend([r] * k)
+            jc.extend(name_codes)
+            jv.extend(get(message))
+    return jr, jc, jv
+
+
+def _nothing(message: Any) -> tuple[()]:
+    return ()
 
 
 def _empty() -> Observations:
