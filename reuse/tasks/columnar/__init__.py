@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from reuse.tasks.base import Task
 from reuse.tasks.columnar.batch import MISSING, Batch
+from reuse.tasks.columnar.blocks import BlockWindowAverageKernel
 from reuse.tasks.columnar.etl import InterpolationKernel, JoinKernel
 from reuse.tasks.columnar.filters import BloomFilterCheckKernel, RangeFilterKernel
 from reuse.tasks.columnar.kernel import Kernel, PerEvent
@@ -17,17 +18,24 @@ from reuse.tasks.columnar.predict import (
     ErrorEstimationKernel,
     MultiVarLinearRegressionKernel,
 )
+from reuse.tasks.columnar.sketches import DistinctApproxCountKernel, SecondOrderMomentKernel
+from reuse.tasks.columnar.stats import KalmanFilterKernel, SlidingLinearRegressionKernel
 
 __all__ = ["KERNELS", "MISSING", "Batch", "Kernel", "PerEvent", "kernel_for"]
 
 KERNELS: dict[str, type[Kernel]] = {
+    "BlockWindowAverage": BlockWindowAverageKernel,
     "BloomFilterCheck": BloomFilterCheckKernel,
     "DecisionTreeClassify": DecisionTreeClassifyKernel,
+    "DistinctApproxCount": DistinctApproxCountKernel,
     "ErrorEstimation": ErrorEstimationKernel,
     "Interpolation": InterpolationKernel,
     "Join": JoinKernel,
+    "KalmanFilter": KalmanFilterKernel,
     "MultiVarLinearRegression": MultiVarLinearRegressionKernel,
     "RangeFilter": RangeFilterKernel,
+    "SecondOrderMoment": SecondOrderMomentKernel,
+    "SlidingLinearRegression": SlidingLinearRegressionKernel,
 }
 
 
