@@ -153,7 +153,12 @@ class RangeFilter(Task):
                 if "fields" in ev:
                     joined = True
                     starts.append(len(cols))
-                    obs = list(ev["fields"].items()) or [("", None)]
+                    obs = list(ev["fields"].items())
+                    if not obs:  # nothing to check: passes, as process() passes it
+                        cols.append(none)
+                        nums.append(nan)
+                        other.append(False)
+                        continue
                 else:
                     starts.append(len(cols))
                     obs = [(ev.get("obs", ""), ev.get("value"))]
@@ -211,7 +216,8 @@ class RangeFilter(Task):
             return [event]
         if self.mode == "drop":
             return []
-        return [derive(event, obs=event["obs"], value=None, filtered=True)]
+        # an event with no obs is checked as field "" (valid above): its output names it so
+        return [derive(event, obs=event.get("obs", ""), value=None, filtered=True)]
 
 
 class BloomFilter:

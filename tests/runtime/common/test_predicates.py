@@ -208,7 +208,8 @@ ODD = [0, 10, 3.5, "3.7", "abc", "", None, True, False, math.nan, math.inf, -mat
 
 @settings(max_examples=200, deadline=None)
 @given(configs=st.lists(st.fixed_dictionaries({
-    "valid_range": st.dictionaries(st.sampled_from(["t", "h", "x"]), st.lists(
+    # "": a field named so, which an empty joined message must not be taken to hold
+    "valid_range": st.dictionaries(st.sampled_from(["t", "h", "x", ""]), st.lists(
         st.one_of(st.floats(-20, 20), st.integers(-20, 20), st.just(math.nan)),
         min_size=2, max_size=2)),
     "mode": st.sampled_from(["drop", "null", "other"])}), min_size=1, max_size=6),

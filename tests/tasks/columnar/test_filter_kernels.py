@@ -174,7 +174,6 @@ def test_odd_batches_read_as_process_reads_them():
         run_both(lambda m=mode: make_task("RangeFilter", {"valid_range": {"t": [0, 9]},
                                                           "mode": m}), evs, [2])
     task = make_task("RangeFilter", {"valid_range": {"": [0, 1]}, "mode": "null"})
-    with pytest.raises(KeyError):
-        task.process({"value": 5.0})
-    with pytest.raises(KeyError):
-        kernel_for(task).run(Batch.from_events([{"obs": "t", "value": 1.0}, {"value": 5.0}]))
+    assert task.process({"value": 5.0}) == [{"obs": "", "value": None, "filtered": True}]
+    run_both(lambda: make_task("RangeFilter", {"valid_range": {"": [0, 1]}, "mode": "null"}),
+             [{"obs": "t", "value": 1.0}, {"value": 5.0}, {"value": 0.5}], [1])
