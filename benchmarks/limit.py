@@ -44,12 +44,27 @@ def _saved(default: dict[str, Any], reuse: dict[str, Any]) -> dict[str, float]:
     return {str(x): round(default["cores"][str(x)] - reuse["cores"][str(x)], 4) for x in RATES}
 
 
+#: issue 35's target for the columnar floor at the RIoT SEQ peak, Reuse (ms of CPU per seq)
+TARGET_MS = 0.24
+
+
+def _spread(values: list[float]) -> dict[str, Any]:
+    from reuse.runtime.spread import Spread
+
+    return {"values": [round(v, 4) for v in values], **Spread.of(values).to_dict()}
+
+
 def floors(workload_name: str, seqs: int, pi_iterations: int = 1600, semantic: bool = False,
            n: int | None = None, keying: str = "field",
-           only_source: str | None = None, batch: int | None = BATCH) -> dict[str, Any]:
+           only_source: str | None = None, batch: int | None = BATCH,
+           repeat: int = 1) -> dict[str, Any]:
     """Both floors of each mode (``batch=None``: the per-event floor only). Each mode's
     ``ms_per_seq`` and ``cores`` are the per-event floor's, as before issue 35; its
-    ``columnar`` entry is the columnar floor's (with its ``batch``)."""
+    ``columnar`` entry is the columnar floor's (with its ``batch``). With ``repeat`` > 1 each
+    mode runs its floors interleaved (per event, columnar, per event, ...: a drift of the
+    machine hits both alike); the figures are the medians, ``spread`` holds every run's
+    ms per seq, and ``verdict`` the columnar floor against the per-event one
+    (:func:`reuse.runtime.spread.compare`)."""
     from runtime_seq_peak import workload
 
     from reuse.core.paths import riotbench_dir
@@ -66,17 +81,34 @@ def floors(workload_name: str, seqs: int, pi_iterations: int = 1600, semantic: b
     kinds: list[dict[str, Any]] = [{}]
     if batch is not None:
         kinds.append({"columnar": True, "batch": batch})
+    from reuse.runtime.spread import compare
+
     for mode, shares, match in runs:
         out[mode] = {}
+        ms: dict[int, list[float]] = {i: [] for i in range(len(kinds))}
+        results: dict[int, list[Any]] = {i: [] for i in range(len(kinds))}
         for kind in kinds:
             opts = {"shares": shares, "data_dir": dd, "pi_iterations": pi_iterations,
                     "match": match, **kind}
             floor_run(flows, seqs=min(50, seqs), start=10_000, **opts)  # warm: models
-            r = floor_run(flows, seqs=seqs, **opts)  # trained, files read, columns split
+        for _ in range(repeat):  # trained, files read, columns split
+            for i, kind in enumerate(kinds):
+                opts = {"shares": shares, "data_dir": dd, "pi_iterations": pi_iterations,
+                        "match": match, **kind}
+                r = floor_run(flows, seqs=seqs, **opts)
+                ms[i].append(r.ms_per_seq)
+                results[i].append(r)
+        for i, kind in enumerate(kinds):
+            rs = sorted(results[i], key=lambda r: r.ms_per_seq)
+            r = rs[(len(rs) - 1) // 2]  # the median run (the lower middle of an even count)
+            fig = {**_floor(r), **({"spread": _spread(ms[i])} if repeat > 1 else {})}
             if kind:
-                out[mode]["columnar"] = {"batch": batch, **_floor(r)}
+                out[mode]["columnar"] = {"batch": batch, **fig}
             else:
-                out[mode].update({"tasks": r.tasks, "sources": r.sources, **_floor(r)})
+                out[mode].update({"tasks": r.tasks, "sources": r.sources, **fig})
+        if repeat > 1 and len(kinds) == 2:
+            v = compare("columnar", ms[1], "per-event", ms[0], unit="ms/seq")
+            out[mode]["verdict"] = {**v.to_dict(), "text": str(v)}
     out["work_saved_cores"] = _saved(out["default"], out["reuse"])
     if batch is not None:
         out["columnar_work_saved_cores"] = _saved(out["default"]["columnar"],
@@ -90,15 +122,18 @@ def main() -> None:
     ap.add_argument("--workload", default="riot,opmw")
     ap.add_argument("--batch", type=int, default=BATCH,
                     help="source seq per batch of the columnar floor (0: per-event floor only)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="runs of each floor per mode, interleaved (3 or more decide: "
+                         "medians, spreads and the columnar-vs-per-event verdict)")
     ap.add_argument("--json", default=None,
                     help="the raw file, with provenance (the committed one: "
                          "docs/bench/floor.json)")
     args = ap.parse_args()
-    if args.batch < 0 or args.seqs < 1:
-        ap.error("--seqs must be at least 1 and --batch at least 0")
+    if args.batch < 0 or args.seqs < 1 or args.repeat < 1:
+        ap.error("--seqs and --repeat must be at least 1 and --batch at least 0")
     res = {}
     for w in args.workload.split(","):
-        res[w] = r = floors(w, args.seqs, batch=args.batch or None)
+        res[w] = r = floors(w, args.seqs, batch=args.batch or None, repeat=args.repeat)
         for mode in ("default", "reuse"):
             m = r[mode]
             print(f"{w} {mode}: {r['dags']} DAGs, {m['tasks']} tasks + {m['sources']} sources, "
@@ -109,6 +144,15 @@ def main() -> None:
                 print(f"{w} {mode} columnar (batch {c['batch']}): {c['ms_per_seq']} ms CPU per "
                       f"seq ({c['ms_per_seq'] / m['ms_per_seq']:.2f}x per event); cores at " +
                       ", ".join(f"{x}/s {c['cores'][str(x)]}" for x in RATES), flush=True)
+            if "verdict" in m:
+                print(f"{w} {mode}: {m['verdict']['text']}", flush=True)
+        if w == "riot" and args.batch and "spread" in r["reuse"]["columnar"]:
+            top = r["reuse"]["columnar"]["spread"]["max"]
+            r["target"] = {"ms_per_seq": TARGET_MS, "reuse_columnar_max": top,
+                           "met": top <= TARGET_MS}
+            print(f"{w} target (Reuse's columnar floor <= {TARGET_MS} ms per seq, every run): "
+                  f"{'met' if top <= TARGET_MS else 'missed'} (slowest run {top:.4f})",
+                  flush=True)
         for key, label in (("work_saved_cores", ""), ("columnar_work_saved_cores", " columnar")):
             if key in r:
                 print(f"{w}{label} work saved (Default - Reuse), cores at " +
