@@ -1,5 +1,6 @@
 """What a standalone cluster is started with, and how a driver joins it (no Spark here: the
-daemons' refusal of a client without the secret is in test_ksafe_spark.py)."""
+daemons' refusal of a client without the secret is in
+engines/shared/test_cluster_spark.py)."""
 
 from __future__ import annotations
 

@@ -1,18 +1,26 @@
-"""k-safety on a real two-worker standalone cluster (issue 13): replicas on different
-executors, an executor killed by PID, and every sink, replicated or not, still exact.
+"""Runs on one real two-worker standalone cluster, started once for the module (issue 34, item
+5: tests that start the same cluster share it). It listens on 127.0.0.2, which the workbench
+counts as beyond loopback (issue 34, item 4), so its master, workers, executors and every
+driver authenticate with the cluster's secret; a driver without it is refused by the master.
+Each worker runs in a mount namespace of its own where a private directory is an empty tmpfs
+(``reuse cluster start --hide``), as on machines apart from the driver's.
 
-Two identical dataflows over SYS (a stateful Kalman filter before the sink) make their whole
-chain shared when the second arrives, so the chain's replicas join mid-run, seeded with the
-primary's saved state; ``clean-sys`` shares only the source and the parser. With two 1-core
-workers the shared query's two shards run as two Spark tasks on the two executors at once,
-which is where the replicas' anti-affinity comes from (``reuse.runtime.engines.shared.deploy``).
+k-safety (issue 13): replicas on different executors, an executor killed by PID, and every
+sink, replicated or not, still exact. Two identical dataflows over SYS (a stateful Kalman filter
+before the sink) make their whole chain shared when the second arrives, so the chain's replicas
+join mid-run, seeded with the primary's saved state; ``clean-sys`` shares only the source and
+the parser. With two 1-core workers the shared query's two shards run as two Spark tasks on the
+two executors at once, which is where the replicas' anti-affinity comes from
+(``reuse.runtime.engines.shared.deploy``). This is also the suite's run of ``reuse run --master
+spark://...`` over a shared disk: its ``--root`` is relative, so the executors, whose working
+directory is the worker's, must still write where the driver reads (a bug once lost every
+output there).
 
-This is also the suite's run of ``reuse cluster start``/``stop`` and ``reuse run --master
-spark://...``: its ``--root`` is relative, so the executors, whose working directory is the
-worker's, must still write where the driver reads (a bug once lost every output there). The
-cluster listens on 127.0.0.2, which the workbench counts as beyond loopback (issue 34, item 4):
-its master, workers, executors and the run's driver authenticate with the cluster's secret,
-and a driver without it is refused by the master.
+The split engine where the workers share no disk with the driver (issue 22, item 2): the
+private directory holds the run directory and a copy of the replay data, so the executors cannot
+read either. ``reuse run --split --no-shared-disk`` must still complete exactly: Spark ships the
+data (``addFile``), the stages exchange events through Spark's shuffle, and the sink records
+come back to the driver.
 """
 
 from __future__ import annotations
@@ -20,12 +28,14 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,15 +43,18 @@ import psutil
 import pytest
 
 from reuse.core.dataflow import parse_dataflow
+from reuse.core.paths import riotbench_dir
 from reuse.runtime.accounting import copies
 from reuse.runtime.common.files import read_batches
 from reuse.runtime.measure import output_gaps
-from reuse.testing import journal_kinds, rerun_outputs, riot_flows
+from reuse.testing import journal_kinds, missing, rerun_outputs, riot_flows
 
 pytestmark = pytest.mark.spark
 
 TRIGGER = 2.0  # the default: the target is in triggers
 REUSE = [sys.executable, "-m", "reuse"]
+NAMESPACES = (sys.platform.startswith("linux") and os.geteuid() == 0
+              and shutil.which("unshare") is not None)
 
 
 def _refused_without_the_secret(url: str, timeout_s: float = 60.0) -> str:
@@ -111,20 +124,39 @@ def _two_shard_batches(root: Path) -> list[dict[str, Any]]:
     return [b for b in read_batches(root) if len(b["shard_exec"]) == 2]
 
 
-def test_replicas_on_two_workers_outlive_a_killed_executor(spark: Any, tmp_path: Path) -> None:
-    dags, trace = _inputs(tmp_path)
-    cdir, root, out = tmp_path / "cluster", tmp_path / "run", tmp_path / "ksafe.csv"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """Two 1-core workers on 127.0.0.2 (authenticated), each seeing ``private`` empty."""
+    base = tmp_path_factory.mktemp("cluster")
+    cdir, private = base / "cluster", base / "private"
+    private.mkdir()
     port, ui = _free_port(), _free_port()
+    hide = ["--hide", str(private)] if NAMESPACES else []
     start = subprocess.run([*REUSE, "cluster", "start", "--dir", str(cdir), "--port", str(port),
                             "--ui-port", str(ui), "--workers", "2", "--cores", "1",
-                            "--memory", "3g", "--listen", "127.0.0.2"],
+                            "--memory", "3g", "--listen", "127.0.0.2", *hide],
                            capture_output=True, text=True, timeout=180)
-    killed: dict[str, Any] = {}
-    run: subprocess.Popen[str] | None = None
     try:
         assert start.returncode == 0, start.stderr
         info = json.loads(start.stdout)
         assert {"worker", "worker2"} <= set(info["pids"])
+        yield {"info": info, "dir": cdir, "private": private, "port": port,
+               "hidden": bool(hide)}
+    finally:
+        stop = subprocess.run([*REUSE, "cluster", "stop", "--dir", str(cdir)],
+                              capture_output=True, text=True, timeout=120)
+        assert json.loads(stop.stdout)["left"] == {}
+
+def test_replicas_on_two_workers_outlive_a_killed_executor(spark: Any, cluster: dict[str, Any],
+                                                           tmp_path: Path) -> None:
+    dags, trace = _inputs(tmp_path)
+    root, out = tmp_path / "run", tmp_path / "ksafe.csv"
+    info, cdir, port = cluster["info"], cluster["dir"], cluster["port"]
+    killed: dict[str, Any] = {}
+    run: subprocess.Popen[str] | None = None
+    try:
         # beyond loopback: both workers registered with the secret; it is on no command line
         assert info["authenticate"] and info["url"] == f"spark://127.0.0.2:{port}"
         secret = (cdir / "secrets" / "spark").read_text().strip()
@@ -152,11 +184,8 @@ def test_replicas_on_two_workers_outlive_a_killed_executor(spark: Any, tmp_path:
         assert run.returncode == 0, err[-2000:]
         refusal = _refused_without_the_secret(info["url"])
     finally:
-        stop = subprocess.run([*REUSE, "cluster", "stop", "--dir", str(cdir)],
-                              capture_output=True, text=True, timeout=120)
         if run is not None and run.poll() is None:  # an assertion fired mid-run
             run.kill()
-    assert json.loads(stop.stdout)["left"] == {}
     assert "Expected SaslMessage" in refusal or "Failed to connect" in refusal, refusal
     rows = list(csv.DictReader(out.open()))
     assert all(r["lost"] == "0" and r["duplicated"] == "0" for r in rows)
@@ -189,3 +218,43 @@ def test_replicas_on_two_workers_outlive_a_killed_executor(spark: Any, tmp_path:
     killed_out, clean_out, _ = rerun_outputs(spark, root, tmp_path / "rerun")
     assert killed_out == clean_out
     assert all(sum(c.values()) > 0 for per in clean_out.values() for c in per.values())
+
+
+def test_a_split_run_completes_exactly_where_executors_see_no_driver_disk(
+        cluster: dict[str, Any], tmp_path: Path) -> None:
+    if not cluster["hidden"]:
+        pytest.skip(missing("namespaces", "mount namespaces need Linux, root and unshare"))
+    info, cdir, private = cluster["info"], cluster["dir"], cluster["private"] / "split"
+    data = private / "riotbench"
+    shutil.copytree(riotbench_dir(None), data)
+    dags = tmp_path / "dags"
+    dags.mkdir()
+    for f in riot_flows("stats-sys", "clean-kalman-sys").values():
+        (dags / f"{f.id}.json").write_text(json.dumps(f.to_dict()))
+    ops = [("submit", "stats-sys"), ("submit", "clean-kalman-sys"),
+           ("remove", "clean-kalman-sys")]
+    trace = tmp_path / "trace.json"
+    trace.write_text(json.dumps({"ops": [{"op": o, "dag": g} for o, g in ops]}))
+    root, out = private / "run", tmp_path / "split.csv"
+    # the workers see the private directory empty; the driver (this process) does not
+    for role in ("worker", "worker2"):
+        assert os.listdir(f"/proc/{info['pids'][role]}/root{cluster['private']}") == [], role
+    assert (data / "SYS_sample_data_senml.csv").is_file()
+    run = subprocess.run([*REUSE, "run", "--dags", str(dags), "--trace", str(trace),
+                          "--master", info["url"], "--cluster-dir", str(cdir), "--split",
+                          "--no-shared-disk", "--data-dir", str(data),
+                          "--step-seconds", "5", "--rate", "20", "--trigger-seconds", "1",
+                          "--warmup-seconds", "3", "--root", str(root), "--out", str(out)],
+                         capture_output=True, text=True, timeout=400)
+    assert run.returncode == 0, run.stderr[-2000:]
+    rows = list(csv.DictReader(out.open()))
+    assert len(rows) == 3
+    assert all(r["lost"] == "0" and r["duplicated"] == "0" for r in rows)
+    # every batch ran split over 2 partitions, on the two workers' executors
+    split = [b for b in read_batches(root) if b.get("split")]
+    assert split and {b["split"]["partitions"] for b in split} == {2}
+    assert all(b["split"]["exchanged_bytes"] > 0 for b in split if b["events"])
+    execs = {e for b in split for e in b["shard_exec"].values()}
+    assert len({e.split("@")[0] for e in execs}) == 2, execs  # two executor ids
+    ledger = json.loads((root / "ledger.json").read_text())
+    assert ledger["split"] is True and ledger["shared_disk"] is False
