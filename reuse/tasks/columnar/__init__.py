@@ -10,10 +10,14 @@ from __future__ import annotations
 from reuse.tasks.base import Task
 from reuse.tasks.columnar.batch import MISSING, Batch
 from reuse.tasks.columnar.kernel import Kernel, PerEvent
+from reuse.tasks.columnar.parse import AnnotateKernel, CsvToSenMLKernel, SenMLParseKernel
 
 __all__ = ["KERNELS", "MISSING", "Batch", "Kernel", "PerEvent", "kernel_for"]
 
 KERNELS: dict[str, type[Kernel]] = {
+    "Annotate": AnnotateKernel,
+    "CsvToSenML": CsvToSenMLKernel,
+    "SenMLParse": SenMLParseKernel,
 }
 
 
