@@ -87,6 +87,8 @@ def narrowed(col: np.ndarray) -> np.ndarray | None:
 def _finish(cols: dict[str, np.ndarray], n: int, typed: Sequence[str] | None) -> Batch:
     """A batch of ``n`` rows from ``cols``, its object columns narrowed (all of them, or only
     those named in ``typed``: the others are typed already or hold dicts)."""
+    if not n:  # no outputs: no columns, as Batch.from_events([]) has
+        return Batch.empty()
     out = {}
     for name, col in cols.items():
         kept = narrowed(col) if typed is None or name in typed else col
@@ -214,6 +216,9 @@ class SenMLParseKernel(Kernel):
     def run(self, batch: Batch) -> Batch:
         if not batch.n:
             return Batch.empty()
+        none = np.zeros(0, dtype=np.intp)
+        if self._code is None or "payload" not in batch.cols:  # process raises, or reads it
+            return merge_rows(batch, {}, none, range(batch.n), self.task.process)
         rows, msgs, entries, slow = self._parse(batch)
         while True:
             got = self._read(msgs, entries)
@@ -227,19 +232,17 @@ class SenMLParseKernel(Kernel):
             entries = [entries[m] for m in keep]
         slow.sort()
         fast: dict[str, np.ndarray] = {}
-        fast_rows = np.zeros(0, dtype=np.intp)
+        fast_rows = none
         if rows:
             fast, fast_rows = self._observations(batch, rows, got)
         return merge_rows(batch, fast, fast_rows, slow, self.task.process,
-                          typed=("src", "seq", "ts", "value"))
+                          typed=("src", "seq", "ts", "sensor", "value"))
 
     def _parse(self, batch: Batch) -> tuple[list[int], list[dict[str, Any]],
                                             list[list[Any]], list[int]]:
         """Parse each payload: the rows the batch path reads (with their messages and entry
         lists) and the rows ``process`` computes; a row with no observation is in neither."""
-        col = batch.cols.get("payload")
-        if col is None or self._code is None:
-            return [], [], [], list(range(batch.n))
+        col = batch.cols["payload"]
         rows: list[int] = []
         msgs: list[dict[str, Any]] = []
         entries: list[list[Any]] = []
@@ -373,7 +376,6 @@ class SenMLParseKernel(Kernel):
         sensors = np.full(m, None, dtype=object)
         has_id = last[:, self._id_code] >= 0
         sensors[has_id] = ent.values[last[has_id, self._id_code]]
-        sensors = cast(np.ndarray, narrowed(sensors))
         metas = self._metas(last, ent)
         cols: dict[str, np.ndarray] = {}
         src_rows = np.asarray(rows, dtype=np.intp)[msg_of]
