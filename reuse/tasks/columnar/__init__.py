@@ -11,13 +11,18 @@ from reuse.tasks.base import Task
 from reuse.tasks.columnar.batch import MISSING, Batch
 from reuse.tasks.columnar.kernel import Kernel, PerEvent
 from reuse.tasks.columnar.parse import AnnotateKernel, CsvToSenMLKernel, SenMLParseKernel
+from reuse.tasks.columnar.pi import PiTaskKernel
+from reuse.tasks.columnar.sinks import MQTTPublishKernel, SinkKernel
 
 __all__ = ["KERNELS", "MISSING", "Batch", "Kernel", "PerEvent", "kernel_for"]
 
 KERNELS: dict[str, type[Kernel]] = {
     "Annotate": AnnotateKernel,
     "CsvToSenML": CsvToSenMLKernel,
+    "MQTTPublish": MQTTPublishKernel,
+    "PiTask": PiTaskKernel,
     "SenMLParse": SenMLParseKernel,
+    "Sink": SinkKernel,
 }
 
 
