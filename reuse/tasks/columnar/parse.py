@@ -201,8 +201,10 @@ class SenMLParseKernel(Kernel):
         # then checks as it checks values; a str never equals one
         self._str_names = all(type(x) is str for x in names)
         self._field_codes = np.array([self._code[f] for f in t.fields], dtype=np.intp)
-        fields = object_column(t.fields)
-        self._fields = cast(np.ndarray, narrowed(fields)) if len(fields) else fields
+        self._fields = object_column(t.fields)
+        # the columns whose rows may all be ints or floats (obs: when a field name is one)
+        self._typed = ("src", "seq", "ts", "sensor", "value") + \
+            (() if all(type(f) is str for f in t.fields) else ("obs",))
         # the meta dict's keys, as the per-event dict comprehension makes them (equal names
         # once, the first spelling kept)
         self._meta_keys = list(dict.fromkeys(t.meta_fields))
@@ -236,7 +238,7 @@ class SenMLParseKernel(Kernel):
         if rows:
             fast, fast_rows = self._observations(batch, rows, got)
         return merge_rows(batch, fast, fast_rows, slow, self.task.process,
-                          typed=("src", "seq", "ts", "sensor", "value"))
+                          typed=self._typed)
 
     def _parse(self, batch: Batch) -> tuple[list[int], list[dict[str, Any]],
                                             list[list[Any]], list[int]]:
