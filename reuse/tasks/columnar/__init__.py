@@ -13,28 +13,38 @@ from reuse.tasks.columnar.blocks import BlockWindowAverageKernel
 from reuse.tasks.columnar.etl import InterpolationKernel, JoinKernel
 from reuse.tasks.columnar.filters import BloomFilterCheckKernel, RangeFilterKernel
 from reuse.tasks.columnar.kernel import Kernel, PerEvent
+from reuse.tasks.columnar.parse import AnnotateKernel, CsvToSenMLKernel, SenMLParseKernel
+from reuse.tasks.columnar.pi import PiTaskKernel
 from reuse.tasks.columnar.predict import (
     DecisionTreeClassifyKernel,
     ErrorEstimationKernel,
     MultiVarLinearRegressionKernel,
 )
+from reuse.tasks.columnar.sinks import MQTTPublishKernel, SinkKernel
 from reuse.tasks.columnar.sketches import DistinctApproxCountKernel, SecondOrderMomentKernel
 from reuse.tasks.columnar.stats import KalmanFilterKernel, SlidingLinearRegressionKernel
 
 __all__ = ["KERNELS", "MISSING", "Batch", "Kernel", "PerEvent", "kernel_for"]
 
+#: every task type of the RIoTBench and OPMW workloads has a kernel
 KERNELS: dict[str, type[Kernel]] = {
+    "Annotate": AnnotateKernel,
     "BlockWindowAverage": BlockWindowAverageKernel,
     "BloomFilterCheck": BloomFilterCheckKernel,
+    "CsvToSenML": CsvToSenMLKernel,
     "DecisionTreeClassify": DecisionTreeClassifyKernel,
     "DistinctApproxCount": DistinctApproxCountKernel,
     "ErrorEstimation": ErrorEstimationKernel,
     "Interpolation": InterpolationKernel,
     "Join": JoinKernel,
     "KalmanFilter": KalmanFilterKernel,
+    "MQTTPublish": MQTTPublishKernel,
     "MultiVarLinearRegression": MultiVarLinearRegressionKernel,
+    "PiTask": PiTaskKernel,
     "RangeFilter": RangeFilterKernel,
     "SecondOrderMoment": SecondOrderMomentKernel,
+    "SenMLParse": SenMLParseKernel,
+    "Sink": SinkKernel,
     "SlidingLinearRegression": SlidingLinearRegressionKernel,
 }
 

@@ -51,3 +51,13 @@ def test_a_type_without_a_kernel_runs_per_event_and_the_check_catches_a_differen
         assert "float" in str(e) and "int" in str(e)
     else:
         raise AssertionError("1.0 and 1 compared equal")
+
+
+def test_every_task_type_has_a_kernel_of_its_own():
+    """Issue 35's acceptance: a kernel for every task type the RIoTBench and OPMW workloads
+    use (each tested against its per-event task in this folder)."""
+    from reuse.tasks import TASK_TYPES
+    from reuse.tasks.columnar import KERNELS
+
+    assert set(KERNELS) == set(TASK_TYPES)
+    assert all(k.type_name == name for name, k in KERNELS.items())
