@@ -14,8 +14,8 @@ older file still reads it; the columnar floor is beside it (``columnar`` in each
 ``columnar_work_saved_cores``). ``benchmarks/report.py`` renders the file's table (entry
 ``floor``). No Spark: ``--seqs 50 --workload riot`` is a smoke run of a few seconds.
 
-Run: ``.venv/bin/python benchmarks/limit.py [--seqs 2000] [--batch 1000]
-[--json docs/bench/floor.json]``.
+Run: ``.venv/bin/python benchmarks/limit.py [--seqs riot=2000,opmw=300] [--batch 1000]
+[--repeat 3] [--json docs/bench/floor.json]``.
 """
 
 from __future__ import annotations
@@ -118,7 +118,9 @@ def floors(workload_name: str, seqs: int, pi_iterations: int = 1600, semantic: b
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seqs", type=int, default=2000)
+    ap.add_argument("--seqs", default="2000",
+                    help="source seq per floor run: N, or per workload (riot=2000,opmw=300: "
+                         "OPMW's Pi tasks cost 40 ms per seq per event)")
     ap.add_argument("--workload", default="riot,opmw")
     ap.add_argument("--batch", type=int, default=BATCH,
                     help="source seq per batch of the columnar floor (0: per-event floor only)")
@@ -129,11 +131,19 @@ def main() -> None:
                     help="the raw file, with provenance (the committed one: "
                          "docs/bench/floor.json)")
     args = ap.parse_args()
-    if args.batch < 0 or args.seqs < 1 or args.repeat < 1:
-        ap.error("--seqs and --repeat must be at least 1 and --batch at least 0")
+    workloads = args.workload.split(",")
+    try:
+        seqs = ({w: int(args.seqs) for w in workloads} if "=" not in args.seqs else
+                {w: int(n) for w, n in (x.split("=", 1) for x in args.seqs.split(","))})
+    except ValueError:
+        ap.error(f"--seqs {args.seqs!r}: N or workload=N,...")
+    if (args.batch < 0 or args.repeat < 1 or set(seqs) < set(workloads)
+            or min(seqs.values()) < 1):
+        ap.error("--seqs (for every workload) and --repeat must be at least 1, --batch at "
+                 "least 0")
     res = {}
-    for w in args.workload.split(","):
-        res[w] = r = floors(w, args.seqs, batch=args.batch or None, repeat=args.repeat)
+    for w in workloads:
+        res[w] = r = floors(w, seqs[w], batch=args.batch or None, repeat=args.repeat)
         for mode in ("default", "reuse"):
             m = r[mode]
             print(f"{w} {mode}: {r['dags']} DAGs, {m['tasks']} tasks + {m['sources']} sources, "
