@@ -597,8 +597,9 @@ _FLOOR_MODES = ("default", "reuse", "semantic")
 def _floor_table(raws: list[Any]) -> str:
     """``benchmarks/limit.py``: both floors (issue 35) per workload and mode, ms of CPU per
     source ``seq``, and the work Reuse saves on each. A file from before the columnar floor
-    shows ``-`` for it."""
-    rows, saved = [], []
+    shows ``-`` for it. With repetitions (``--repeat``), each cell is the median [min, max]
+    and the verdicts (the spread rule) follow the tables."""
+    rows, saved, verdicts = [], [], []
     for w, r in raws[0].items():
         if not isinstance(r, dict) or "default" not in r:
             continue
@@ -607,20 +608,36 @@ def _floor_table(raws: list[Any]) -> str:
             c = m.get("columnar")
             rows.append([w, mode, str(r["dags"]), str(r.get("seqs", "-")),
                          f"{m['tasks']} + {m['sources']}",
-                         _f(m["ms_per_seq"]), _f(c["ms_per_seq"]) if c else "-",
+                         _spread_cell(m), _spread_cell(c) if c else "-",
                          f"{c['ms_per_seq'] / m['ms_per_seq']:.2f}" if c else "-",
                          str(c["batch"]) if c else "-"])
+            if "verdict" in m:
+                verdicts.append(f"- {w} {mode}: {m['verdict']['text']}")
+        if "target" in r:
+            t = r["target"]
+            verdicts.append(f"- {w} target, Reuse's columnar floor at most {t['ms_per_seq']} "
+                            f"ms per seq in every run: {'met' if t['met'] else 'missed'} "
+                            f"(slowest run {_f(t['reuse_columnar_max'])} ms)")
         d, u = r["default"], r["reuse"]
         dc, uc = d.get("columnar"), u.get("columnar")
         saved.append([w, _f(d["ms_per_seq"] - u["ms_per_seq"]),
                       _f(dc["ms_per_seq"] - uc["ms_per_seq"]) if dc and uc else "-"])
     return "\n\n".join([
         _table(["workload", "mode", "DAGs", "seq measured", "tasks + sources",
-                "per event (ms/seq)", "columnar (ms/seq)", "columnar / per event",
+                "per event (ms/seq)", "columnar (ms/seq)", "columnar / per event (medians)",
                 "batch (seq)"],
                ["---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:"], rows),
         _table(["workload", "work saved per event (Default - Reuse, ms/seq)",
-                "work saved columnar (ms/seq)"], ["---", "---:", "---:"], saved)])
+                "work saved columnar (ms/seq)"], ["---", "---:", "---:"], saved),
+        *(["\n".join(verdicts)] if verdicts else [])])
+
+
+def _spread_cell(m: dict[str, Any]) -> str:
+    """A floor's ms per seq: the median [min, max] of its runs, or its one run."""
+    sp = m.get("spread")
+    if not sp:
+        return _f(m["ms_per_seq"])
+    return f"{_f(sp['median'])} [{_f(sp['min'])}, {_f(sp['max'])}]"
 
 
 def _view_latency(raws: list[Any]) -> str:
