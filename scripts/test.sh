@@ -6,7 +6,8 @@
 #                               about 15 minutes on a fresh clone with set-up (2026-11-27, at
 #                               7dcd2fb: 14 min 57 s; the Spark lane 14 min 07 s, the rest
 #                               3 min 33 s beside it)
-#   ./scripts/test.sh --fast    no Spark, no browser: the developer's loop (under 3 minutes)
+#   ./scripts/test.sh --fast    no Spark, no browser, no notebook batch: the developer's loop
+#                               (under 3 minutes)
 # $REUSE_REQUIRE=redis,browser,data,mqtt,namespaces (.ci/run sets it) fails the tests that would skip for want
 # of one of those real parts.
 set -euo pipefail
@@ -22,7 +23,7 @@ cd "$ROOT"
 "$ROOT/.venv/bin/mypy" --no-error-summary reuse
 "$VENV_PY" "$ROOT/benchmarks/report.py" --check
 if [ "$FAST" = 1 ]; then
-    exec "$VENV_PY" -m pytest -p no:cacheprovider -m "not spark and not browser" "$@"
+    exec "$VENV_PY" -m pytest -p no:cacheprovider -m "not spark and not browser and not notebooks" "$@"
 fi
 # the visualizer's end-to-end test drives Debian's chromium (installed here if missing)
 bash "$ROOT/scripts/install-browser.sh"
