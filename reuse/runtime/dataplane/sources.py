@@ -27,6 +27,7 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 
 from reuse.runtime.common.execution import held_offset, next_offset, read_hold, source_event
 from reuse.runtime.common.files import read_json, safe_name, write_json
+from reuse.runtime.common.pacing import paced_offset
 from reuse.runtime.common.planners import stream_events_name
 from reuse.runtime.dataplane.bus import BusError, make_bus
 from reuse.runtime.dataplane.flow_control import Admission, Limits, admit
@@ -219,6 +220,8 @@ class _TickReader(DataSourceStreamReader):
         self.max_events = int(options.get("max_events", "0"))
         self.ready_file = options.get("ready_file", "")
         self.hold = options.get("hold", "")
+        self.budget_s = float(options.get("budget_s", "0"))
+        self.trigger_s = float(options.get("trigger_s", "0"))
 
     def initialOffset(self) -> dict:
         return {"seq": self.start}
@@ -230,7 +233,14 @@ class _TickReader(DataSourceStreamReader):
                                         limit=self.limit, max_events=self.max_events)}
         end = next_offset(self.t0, self.rate, limit=self.limit, start=lo,
                           max_events=self.max_events)
-        return {"seq": held_offset(end, read_hold(self.hold) if self.hold else None, lo)}
+        end = held_offset(end, read_hold(self.hold) if self.hold else None, lo)
+        if self.budget_s > 0:  # a trigger that follows the rate (reuse.runtime.common.pacing)
+            first = self.start if lo is None else lo
+            at_limit = 0 <= self.limit <= end
+            if not at_limit:  # the replay's last seq go at once: nothing more will come
+                end = paced_offset(self.t0, self.rate, first, end, budget_s=self.budget_s,
+                                   trigger_s=self.trigger_s)
+        return {"seq": end}
 
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
         lo, hi = int(start["seq"]), int(end["seq"])
