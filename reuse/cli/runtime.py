@@ -166,6 +166,10 @@ def add_parsers(subparsers: Any) -> None:
                    help="defragment every N steps (Reuse; 0 = never)")
     r.add_argument("--data-dir", default=None, help="RIoTBench data folder")
     r.add_argument("--root", default=None, help="run directory (default: a new temp dir)")
+    r.add_argument("--per-event", action="store_true",
+                   help="inplace: the shards run each task one event at a time (the per-event "
+                        "path, for comparison) instead of a micro-batch at a time on columns "
+                        "(the default); the same outputs and states")
     r.add_argument("--no-check", action="store_true",
                    help="skip the reference execution (lost/duplicated left empty)")
     r.set_defaults(func=cmd_run, usage_error=r.error)

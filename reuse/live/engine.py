@@ -140,7 +140,10 @@ class Engine:
         :meth:`_catch_up`).
     k_safe, replicate_min_users, split, stall_s
         As ``reuse run``'s ``--k-safe``, ``--replicate-min-users``, ``--split`` and
-        ``--stall-timeout``. All the settings are checked together, once, as a
+        ``--stall-timeout``.
+    columnar
+        The shards run the tasks a batch at a time on columns (the default); ``False`` is
+        ``reuse run --per-event``. All the settings are checked together, once, as a
         :class:`~reuse.runtime.spec.RunSpec` (``eng.spec``), before any JVM starts.
     """
 
@@ -151,7 +154,7 @@ class Engine:
                  workload: str | None = "riot", record: Record = "full", ui: bool = False,
                  catch_up: bool = True, match: str = "exact", k_safe: int = 0,
                  replicate_min_users: int = 2, split: bool = False,
-                 stall_s: float = 60.0) -> None:
+                 stall_s: float = 60.0, columnar: bool = True) -> None:
         from pyspark.sql import SparkSession
 
         from reuse.runtime.cluster import client
@@ -166,7 +169,7 @@ class Engine:
                                data_dir=None if data_dir is None else Path(data_dir),
                                record=record, match=match, ui=ui, k_safe=k_safe,
                                replicate_min_users=replicate_min_users, split=split,
-                               stall_s=stall_s)
+                               stall_s=stall_s, columnar=columnar)
         self.workload = workload
         self.poll_s = poll_s
         self._owned = SparkSession.getActiveSession() is None

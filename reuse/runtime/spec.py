@@ -56,7 +56,7 @@ OPTIONS: Mapping[str, str] = {
     "shared_disk": "--no-shared-disk", "pi_iterations": "--pi-iterations",
     "defrag_every": "--defrag-every", "check": "--no-check", "master": "--master",
     "root": "--root", "data_dir": "--data-dir", "cluster_dir": "--cluster-dir", "ui": "ui",
-    "record": "record", "rebalance_s": "rebalance_s", "first_message_s": "first_message_s",
+    "record": "record", "columnar": "--per-event", "rebalance_s": "rebalance_s", "first_message_s": "first_message_s",
     "dead_s": "dead_s", "limit": "limit",
 }
 
@@ -108,6 +108,10 @@ class RunSpec:
     pi_iterations: int = 1600
     defrag_every: int = 0
     record: Record = "digest"
+    # issue 35: the shared query's shards run the tasks a batch at a time on columns; False
+    # (--per-event) runs them one event at a time, for comparison. Split stages' tagged
+    # exchange and the query-per-DAG engine run per event either way
+    columnar: bool = True
     rebalance_s: float = 10.0
     first_message_s: float = 30.0
     dead_s: float | None = None  # --replicas apps: an instance's heartbeat older than this
@@ -176,7 +180,7 @@ class RunSpec:
             root=None if args.root is None else Path(args.root),
             data_dir=None if args.data_dir is None else Path(args.data_dir),
             cluster_dir=None if args.cluster_dir is None else Path(args.cluster_dir),
-            check=not args.no_check)
+            check=not args.no_check, columnar=not args.per_event)
 
     # --- the journal -----------------------------------------------------------------------------
 
@@ -198,7 +202,7 @@ class RunSpec:
                 "replicate_min_users": self.replicate_min_users,
                 "source": masked(self.source),  # a broker's password: in secrets/broker
                 "match": self.match, "split": self.split, "shared_disk": self.shared_disk,
-                "stall_s": self.stall_s}
+                "stall_s": self.stall_s, "columnar": self.columnar}
 
     @classmethod
     def from_journal(cls, params: Mapping[str, object], *, file: str) -> RunSpec:
@@ -206,7 +210,9 @@ class RunSpec:
 
         The journal is the shared query's, so the policy is ``mode`` on ``inplace``. Keys added
         after the first journals (k-safety, the broker source, matching, split, shared disk,
-        the stall timeout) take their defaults when missing. The root is the journal's folder;
+        the stall timeout, columnar) take their defaults when missing: a run journaled before
+        issue 35 ran per event, and resumes columnar (a task's state is the same either way,
+        and so are its outputs). The root is the journal's folder;
         a resume does not warm up; what a journal does not hold (``ui``, ``cluster_dir``...)
         is the default: set it with :func:`dataclasses.replace`. A record that lacks a key,
         holds a wrong type or a refused setting is a one-line
@@ -236,7 +242,8 @@ class RunSpec:
                 match=p.get("match", str, "exact"),
                 split=p.get("split", bool, False),
                 shared_disk=p.get("shared_disk", bool, True),
-                stall_s=p.get("stall_s", float, 60.0), root=Path(file).parent, warmup_s=0.0)
+                stall_s=p.get("stall_s", float, 60.0),
+                columnar=p.get("columnar", bool, True), root=Path(file).parent, warmup_s=0.0)
         except SparkRuntimeError as exc:
             raise StateError(f"start record is refused: {exc.message}", file=file) from None
 
@@ -327,6 +334,7 @@ class Settings(TypedDict, total=False):
     pi_iterations: int
     defrag_every: int
     record: Record
+    columnar: bool
     rebalance_s: float
     first_message_s: float
     dead_s: float | None
@@ -429,7 +437,7 @@ def _checked_values(s: RunSpec) -> dict[str, object]:
     if not isinstance(s.policy, Policy):
         raise SparkRuntimeError(f"policy must be a Policy, got {_shown(s.policy)}")
     for name, flag in (("split", s.split), ("shared_disk", s.shared_disk), ("ui", s.ui),
-                       ("check", s.check)):
+                       ("check", s.check), ("columnar", s.columnar)):
         if not isinstance(flag, bool):
             raise _bad(name, "true or false", flag)
     for name, value, least, optional in (

@@ -24,7 +24,8 @@ from reuse.runtime.spec import OPTIONS, REFUSED, RESUME_REFUSED, RunSpec, Settin
 #: The keys ``live_run`` journals today, besides the dataflows and the trace.
 JOURNAL_KEYS = {"policy", "mode", "shards", "max_events", "step_seconds", "rate", "trigger_s",
                 "pi_iterations", "data_dir", "master", "check", "defrag_every", "k_safe",
-                "replicate_min_users", "source", "match", "split", "shared_disk", "stall_s"}
+                "replicate_min_users", "source", "match", "split", "shared_disk", "stall_s",
+                "columnar"}
 BROKER = "mqtt://127.0.0.1:1883"
 FILE = "run/journal.jsonl"
 
@@ -54,6 +55,7 @@ def refusal(**kw: object) -> str:
     {"shared_disk": False, "master": "spark://h:7077", "max_events": 0, "warmup_s": 0.0},
     {"rate": 1, "trigger_s": 0.5, "step_seconds": 15, "stall_s": 5, "dead_s": 3.0,
      "limit": 300, "record": "full", "rebalance_s": 0, "ui": True, "check": False},
+    {"columnar": False, "split": True},
 ])
 def test_good_specs_build(kw: dict[str, object]) -> None:
     spec = RunSpec.of(**kw)  # type: ignore[arg-type]
@@ -72,6 +74,7 @@ def test_defaults_are_live_runs() -> None:
             spec.pi_iterations, spec.defrag_every, spec.master, spec.root, spec.data_dir,
             spec.check, spec.ui) == (None, None, "file", None, True, 1600, 0, "local[2]",
                                      None, None, True, False)
+    assert spec.columnar is True  # issue 35: the shards run columnar unless --per-event
 
 
 def test_the_spec_is_frozen_and_paths_are_paths() -> None:
@@ -116,6 +119,7 @@ def test_every_field_has_its_option_and_of_takes_every_field() -> None:
     ({"split": "yes"}, "--split", "true or false"),
     ({"shared_disk": 0}, "--no-shared-disk", "true or false"),
     ({"check": None}, "--no-check", "true or false"),
+    ({"columnar": 1}, "--per-event", "true or false, got 1"),
     ({"master": ""}, "--master", "a Spark master"),
     ({"root": ""}, "--root", "a folder's path"),
     ({"dead_s": 0}, "dead_s", "positive number of seconds"),
@@ -333,7 +337,7 @@ def test_the_journal_has_todays_keys_and_round_trips() -> None:
     spec = RunSpec.of(mode="default", k_safe=1, replicate_min_users=1, source=BROKER,
                       shards=3, max_events=0, data_dir=Path("d"), root=Path("run"),
                       warmup_s=0.0, stall_s=5.0, check=False, defrag_every=4,
-                      shared_disk=False)
+                      shared_disk=False, columnar=False)
     params = spec.to_journal()
     assert set(params) == JOURNAL_KEYS
     assert params["policy"] == "default-inplace" and params["data_dir"] == "d"
@@ -341,8 +345,10 @@ def test_the_journal_has_todays_keys_and_round_trips() -> None:
 
 
 def test_an_old_start_record_loads_with_todays_defaults() -> None:
-    """A record from before k-safety, the broker, matching, split, shared disk and the stall
-    timeout, with the keys the run adds beside the spec (dataflows, trace, t0, start seq)."""
+    """A record from before k-safety, the broker, matching, split, shared disk, the stall
+    timeout and columnar shards, with the keys the run adds beside the spec (dataflows,
+    trace, t0, start seq). Such a run ran per event and resumes columnar: the states are the
+    same either way (the kernel contract), and so are the outputs."""
     old = {"flows": [], "ops": [], "t0": 1, "start_seq": 2, "policy": "reuse-inplace",
            "mode": "reuse", "shards": 2, "max_events": 40, "step_seconds": 15, "rate": 10,
            "trigger_s": 2.0, "pi_iterations": 1600, "data_dir": "/data",
@@ -351,7 +357,8 @@ def test_an_old_start_record_loads_with_todays_defaults() -> None:
     assert spec == RunSpec(shards=2, max_events=40, step_seconds=15.0, data_dir=Path("/data"),
                            root=Path("run"), warmup_s=0.0)
     assert (spec.k_safe, spec.replicate_min_users, spec.source, spec.match, spec.split,
-            spec.shared_disk, spec.stall_s) == (0, 2, "replay", "exact", False, True, 60.0)
+            spec.shared_disk, spec.stall_s, spec.columnar) == (0, 2, "replay", "exact", False,
+                                                               True, 60.0, True)
 
 
 @pytest.mark.parametrize("change, what", [
@@ -362,6 +369,7 @@ def test_an_old_start_record_loads_with_todays_defaults() -> None:
     ({"rate": "fast"}, "'rate' is not a number"),
     ({"mode": 3}, "'mode' is not a string"),
     ({"mode": "both"}, "refused: --mode: unknown mode 'both'"),
+    ({"columnar": "yes"}, "'columnar' is not true or false"),
     ({"split": True, "k_safe": 1}, "refused: --split and --k-safe cannot be combined"),
     ({"stall_s": 0}, "refused: --stall-timeout must be a positive number"),
 ])
@@ -414,7 +422,8 @@ def journaled_specs(draw: st.DrawFn) -> RunSpec:
         defrag_every=draw(st.integers(0, 100)),
         master=draw(st.sampled_from(["local[2]", "local", "local[*]", "spark://h:7077"])),
         data_dir=Path(draw(st.sampled_from(["data/riotbench", "/srv/d"]))),
-        check=draw(st.booleans()), root=Path("run"), warmup_s=0.0)
+        check=draw(st.booleans()), columnar=draw(st.booleans()), root=Path("run"),
+        warmup_s=0.0)
 
 
 @given(journaled_specs())
@@ -455,6 +464,7 @@ def test_reuse_run_defaults_are_the_specs() -> None:
      {"match": "semantic", "shards": 3, "max_events": 0, "k_safe": 2,
       "replicate_min_users": 1, "source": BROKER, "shared_disk": False}),
     (["--split"], {"split": True}),
+    (["--per-event"], {"columnar": False}),
     (["--k-safe", "1", "--replicas", "apps"], {"k_safe": 1, "replicas": "apps"}),
 ])
 def test_reuse_run_options_reach_the_spec(options: list[str], kw: dict[str, object]) -> None:
@@ -487,6 +497,23 @@ def test_reuse_run_refusals_come_from_the_spec() -> None:
         RunSpec.from_cli(_run_args("--split", "--k-safe", "1", "--shards", "2"))
     with pytest.raises(SparkRuntimeError, match="^--k-safe needs the shared query"):
         RunSpec.from_cli(_run_args("--merge", "partial", "--unmerge", "lazy", "--k-safe", "1"))
+
+
+def test_columnar_reaches_the_live_engine_and_the_apps_instances() -> None:
+    """``columnar`` (issue 35) is a keyword of :class:`reuse.live.Engine` and a field of an
+    apps instance's spec, true by default; an instance spec written before it reads as
+    columnar."""
+    import inspect
+
+    from reuse.live.engine import Engine
+    from reuse.runtime.apps.instance import InstanceSpec
+
+    assert inspect.signature(Engine).parameters["columnar"].default is True
+    base = {"id": "i", "home": True, "run": "r", "redis": "redis://h", "root": "x", "t0": 0,
+            "start_seq": 0, "flows": []}
+    assert InstanceSpec.from_dict(base).columnar is True
+    off = InstanceSpec.from_dict({**base, "columnar": False})
+    assert InstanceSpec.from_dict(json.loads(json.dumps(off.as_dict()))).columnar is False
 
 
 # --- no Spark ------------------------------------------------------------------------------------

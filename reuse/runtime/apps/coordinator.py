@@ -419,6 +419,7 @@ def start_apps(flows: Mapping[str, Dataflow], spec: RunSpec, *, workers: int | N
                         pi_iterations=spec.pi_iterations,
                         data_dir=str(riotbench_dir(spec.data_dir)),
                         min_users=replicate_min_users, conf=conf, split=spec.split,
+                        columnar=spec.columnar,
                         cluster_dir=None if spec.cluster_dir is None else str(spec.cluster_dir))
     coord = Coordinator(root, base, k_safe, flows,
                         dead_s=spec.dead_s or max(3 * trigger_s, 5.0), meter=meter,

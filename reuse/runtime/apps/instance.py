@@ -80,6 +80,8 @@ class InstanceSpec:
     split: bool = False
     #: the standalone cluster's folder, whose ``cluster.json`` says how to join it
     cluster_dir: str | None = None
+    #: the shards run columnar (``--per-event``: false)
+    columnar: bool = True
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -267,7 +269,8 @@ def main(argv: list[str] | None = None) -> int:
                          rate=spec.rate, trigger_s=spec.trigger_s, master=spec.master,
                          pi_iterations=spec.pi_iterations,
                          data_dir=None if spec.data_dir is None else Path(spec.data_dir),
-                         max_events=spec.max_events, match=spec.match, split=spec.split)
+                         max_events=spec.max_events, match=spec.match, split=spec.split,
+                         columnar=spec.columnar)
         engine = InplaceRuntime(spark, run, t0_ms=spec.t0,
                                 follow=str(Path(spec.root) / "ckpt" / "shared" / "ready"))
         follower = Follower(engine, spec, flows)

@@ -16,7 +16,8 @@ from typing import Any
 
 import orjson
 
-__all__ = ["SINK_TYPES", "task_kind", "build_task", "cached_task", "is_stateful", "digest", "record",
+__all__ = ["SINK_TYPES", "task_kind", "build_task", "task_key", "cached_task", "is_stateful",
+           "digest", "record",
            "record_line",
            "parents_first", "source_lines", "source_event", "emitted_bound", "next_offset",
            "read_hold", "held_offset"]
@@ -60,10 +61,16 @@ def build_task(type_name: str, config: Any, opts: Mapping[str, Any]) -> Any:
     return make_task("PiTask", {"iterations": int(opts.get("pi_iterations", 1600))})
 
 
+def task_key(t: Mapping[str, Any], opts: Mapping[str, Any]) -> tuple[str, str, str]:
+    """What :func:`cached_task` caches a built task under: its type, config and options."""
+    return (t["type"], json.dumps(t["config"], sort_keys=True),
+            json.dumps(dict(opts), sort_keys=True))
+
+
 def cached_task(t: Mapping[str, Any], opts: Mapping[str, Any], state: Any) -> Any:
     """A stateless task is built once per worker process (models train once); a stateful one is
     rebuilt and given its checkpointed state every batch, so no stale in-memory state leaks."""
-    key = (t["type"], json.dumps(t["config"], sort_keys=True), json.dumps(dict(opts), sort_keys=True))
+    key = task_key(t, opts)
     task = _CACHE.get(key)
     if task is None or task.stateful:
         task = build_task(t["type"], t["config"], opts)

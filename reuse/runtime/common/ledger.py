@@ -26,10 +26,14 @@ class TaskOptions(_TaskOptionsRequired, total=False):
     ``opts`` and the ledger's ``opts``.
 
     Both engines write ``data_dir``, ``pi_iterations``, ``record`` and ``limit``; the shared
-    query without a shared disk also ``data_file`` (the replay data Spark ships).
+    query without a shared disk also ``data_file`` (the replay data Spark ships). The shared
+    query writes ``columnar`` (its spec's: whether its shards run the tasks a batch at a time
+    on columns, :func:`reuse.runtime.common.window.run_window`); not an option of how a task
+    is built, it never reaches a task (nor the reference execution, which runs per event).
     """
 
     data_file: str
+    columnar: bool
 
 
 class _LedgerTaskRequired(TypedDict):

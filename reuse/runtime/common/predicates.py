@@ -32,13 +32,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress
 from operator import itemgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reuse.core.errors import ReuseError
 from reuse.tasks.base import Event, Predicates, Task
 
+if TYPE_CHECKING:
+    from reuse.tasks.columnar.filters import Selectors
+
 __all__ = ["PredicateGroup", "fusable_type", "predicate_groups", "compiled", "run_group",
-           "split_cpu"]
+           "split_cpu", "fused_kernel", "compiled_selectors"]
 
 _SEQ = itemgetter("seq")
 
@@ -108,6 +111,42 @@ def compiled(type_name: str, members: Sequence[Task]) -> Predicates:
         if len(_COMPILED) >= _MAX_COMPILED:
             _COMPILED.clear()
         hit = _COMPILED[key] = (tuple(members), cls.fuse(members))
+    return hit[1]
+
+
+def fused_kernel(type_name: str) -> type[Any] | None:
+    """The kernel class of a :func:`fusable_type` that also fuses a batch at a time (a
+    ``fuse(members)`` classmethod giving :class:`~reuse.tasks.columnar.filters.Selectors`, and
+    ``outputs(batch, passed)`` turning a member's selector into its outputs), or ``None``:
+    then, columnar, the members run one by one through their own kernels.
+
+    >>> fused_kernel("RangeFilter").__name__, fused_kernel("KalmanFilter")
+    ('RangeFilterKernel', None)
+    """
+    from reuse.tasks.columnar import KERNELS
+
+    cls = KERNELS.get(type_name)
+    if fusable_type(type_name) is None or cls is None:
+        return None
+    return cls if callable(getattr(cls, "fuse", None)) and hasattr(cls, "outputs") else None
+
+
+_SELECTORS: dict[tuple[int, ...], tuple[tuple[Task, ...], Selectors]] = {}
+
+
+def compiled_selectors(type_name: str, members: Sequence[Task]) -> Selectors:
+    """The columnar :func:`compiled`: the :func:`fused_kernel`'s ``fuse`` of built member
+    tasks, once per worker process for the same task objects (held, so their ids are not
+    reused while cached)."""
+    key = tuple(id(t) for t in members)
+    hit = _SELECTORS.get(key)
+    if hit is None:
+        cls = fused_kernel(type_name)
+        if cls is None:
+            raise ReuseError(f"task type {type_name} has no fused kernel")
+        if len(_SELECTORS) >= _MAX_COMPILED:
+            _SELECTORS.clear()
+        hit = _SELECTORS[key] = (tuple(members), cls.fuse(members))
     return hit[1]
 
 

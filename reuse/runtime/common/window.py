@@ -19,6 +19,14 @@ The rule of what a task takes is written once, :func:`task_window`: the events w
 order of processing one ``seq`` at a time, whatever the batch boundaries). Tasks run in the
 order given (parents first); a stateful one is given its state and returns its new one.
 
+**Columnar** (issue 35), when ``opts["columnar"]`` is true and the call builds every task's
+inputs itself (the default ``gather``, nothing ``tagged``, no ``taken`` or ``sent`` hook): the
+same rule and the same order over :class:`~reuse.tasks.columnar.Batch` columns
+(:func:`run_window` says what differs: one clock reading per task per window). The shard worker
+runs so (the live default); a split stage's tagged exchange and a query-per-DAG partial DAG's
+bus-fed gather stay per event, since their inputs are lists of tagged or bus-decoded events
+that they order themselves.
+
 Not shared with the oracle. The reference execution
 (:func:`reuse.runtime.accounting.reference_records`) is a separate, deliberately simple loop,
 one ``seq`` at a time: an oracle that ran this code could not catch this code's bugs.
@@ -36,12 +44,23 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
-from reuse.runtime.common.execution import cached_task, record, record_line
-from reuse.runtime.common.predicates import PredicateGroup, compiled, predicate_groups, run_group
+import numpy as np
+
+from reuse.runtime.common.execution import cached_task, record, record_line, task_key
+from reuse.runtime.common.predicates import (
+    PredicateGroup,
+    compiled,
+    compiled_selectors,
+    fused_kernel,
+    predicate_groups,
+    run_group,
+)
 from reuse.runtime.common.predicates import split_cpu as _split_cpu
+from reuse.tasks.columnar import Batch, Kernel, PerEvent, kernel_for
 
 __all__ = ["UNBOUNDED", "WindowOut", "task_window", "seq_slice", "record_writer",
-           "process_window", "parents_merged", "run_window", "no_gc"]
+           "process_window", "parents_merged", "run_window", "no_gc", "batch_merged",
+           "batch_slice", "RUN_FLAGS"]
 
 Event = dict[str, Any]
 #: ``(event, clock) -> record line``
@@ -50,6 +69,12 @@ Line = Callable[[Any, float], str]
 Gather = Callable[[Mapping[str, Any], Mapping[str, list[Any]]], list[Any]]
 #: ``(source task, a, b) -> its events of [a, b)``
 Source = Callable[[Mapping[str, Any], int, int], list[Event]]
+#: ``(source task, a, b) -> its events of [a, b) as one batch`` (columnar)
+BatchSource = Callable[[Mapping[str, Any], int, int], Batch]
+
+#: options of how :func:`run_window` runs, not of how a task is built: never passed on to the
+#: tasks, so every setting builds and caches the same task objects
+RUN_FLAGS = ("fuse_predicates", "columnar")
 
 #: ``hi`` for a window with no upper bound (a partial DAG takes what its bus delivered)
 UNBOUNDED = 1 << 62
@@ -62,8 +87,10 @@ KEY = itemgetter(0)
 class WindowOut:
     """What a window's run gives back."""
 
-    #: task -> its outputs (``(tag, event)`` pairs if it is tagged)
+    #: task -> its outputs (``(tag, event)`` pairs if it is tagged); empty when columnar
     outputs: dict[str, list[Any]] = field(default_factory=dict)
+    #: columnar: task -> its outputs as one batch (a sink: empty)
+    batches: dict[str, Batch] = field(default_factory=dict)
     #: task -> record lines (sink tasks: one per input; recorded tasks: one per output)
     sinks: dict[str, list[str]] = field(default_factory=dict)
     #: task -> new state, for the stateful tasks run (or carried, outside their window)
@@ -105,11 +132,21 @@ def seq_slice(items: list[Any], a: int, b: int, key: Callable[[Any], int] = SEQ)
 
 
 def _full_line(ev: Mapping[str, Any], now: float) -> str:
-    return json.dumps(record(ev, now, True), separators=(",", ":"))
+    """:func:`record_line` with the event (``"e"``), its keys sorted (nested ones too): an
+    event's key order is how its task happened to build it, which the columnar path does not
+    keep (a batch's columns are in first-seen order), and the lines must be the same bytes on
+    both paths. An event whose keys cannot be sorted (mixed types) is written as it is."""
+    body = record(ev, now, False)
+    try:
+        e = json.dumps(ev, separators=(",", ":"), sort_keys=True)
+    except TypeError:
+        return json.dumps(record(ev, now, True), separators=(",", ":"))
+    return f'{json.dumps(body, separators=(",", ":"))[:-1]},"e":{e}}}'
 
 
 def record_writer(opts: Mapping[str, Any]) -> Line:
-    """How records are written: a line per output, with the event too if ``record == "full"``."""
+    """How records are written: a line per output, with the event too if ``record == "full"``
+    (:func:`_full_line`)."""
     return _full_line if opts.get("record") == "full" else record_line
 
 
@@ -196,7 +233,7 @@ def run_window(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
                taken: Callable[[Mapping[str, Any], list[Event]], None] | None = None,
                sent: Callable[[Mapping[str, Any], list[Any]], None] | None = None,
                now_ms: Callable[[], float] | None = None, skip_idle: bool = False,
-               ) -> WindowOut:
+               source_batch: BatchSource | None = None) -> WindowOut:
     """Run ``tasks`` (parents first; each ``id``, ``type``, ``config``, ``parents``, ``kind``,
     ``start``, ``end``, ``record``) over ``[lo, hi)`` from ``states``.
 
@@ -212,11 +249,40 @@ def run_window(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
     as it is). A partial DAG's batch often brings nothing new to most of its tasks, and
     building a stateful task means rebuilding it from its state; the shard worker builds every
     task in its window (its saved states and records are pinned by its tests).
+
+    **Columnar** (``opts["columnar"]`` true; absent: false): when this call makes every task's
+    inputs itself (``gather`` is :func:`parents_merged`, ``tagged`` is empty, no ``taken`` or
+    ``sent``), the tasks run a window at a time on :class:`~reuse.tasks.columnar.Batch`
+    columns (:func:`_run_columnar`); otherwise the flag is ignored and they run per event (a
+    split stage's tagged parcels and a partial DAG's bus-fed inputs are lists the caller
+    orders; converting them at those hooks would cost a pass per task for nothing the stage
+    could vectorize). A source's events are ``source_batch(t, a, b)`` (default:
+    ``Batch.from_events(source(t, a, b))``); a task's input is its parents' output batches
+    concatenated in parent order and stably sorted by ``seq`` (:func:`batch_merged`, the order
+    of :func:`parents_merged`); its window is :func:`task_window`'s ``[a, b)``, found by binary
+    search on the ``seq`` column (:func:`batch_slice`); it runs through its kernel
+    (:func:`~reuse.tasks.columnar.kernel_for`: the vectorized kernel of its type, else its own
+    ``process`` behind the kernel contract), built on the task :func:`cached_task` gives (a
+    stateless task's kernel is kept with it, so per-process caches survive; a stateful one's is
+    built anew each call on the task rebuilt from its state). Predicate groups run fused when
+    their type's kernel fuses (:func:`~reuse.runtime.common.predicates.fused_kernel`), else
+    their members run one by one; ``groups`` lists those that ran fused. Everything in
+    :class:`WindowOut` but ``outputs`` is filled as per event (the outputs are in ``batches``),
+    and the record lines are the same bytes, but for the clock: **one clock reading per task
+    per window** (after its kernel ran: an output's time is its batch's completion, as in
+    Spark), where the per-event path reads it once per input event with outputs. With a fixed
+    clock (the tests') the lines are identical. Only a sink's inputs and a recorded task's
+    outputs are made into events, to be recorded.
     """
     clock = now_ms or (lambda: time.time() * 1000)
     fuse = bool(opts.get("fuse_predicates", True))
-    if "fuse_predicates" in opts:
-        opts = {k: v for k, v in opts.items() if k != "fuse_predicates"}
+    columnar = bool(opts.get("columnar", False))
+    if any(k in opts for k in RUN_FLAGS):
+        opts = {k: v for k, v in opts.items() if k not in RUN_FLAGS}
+    if columnar and gather is parents_merged and not tagged and taken is None and sent is None:
+        return _run_columnar(tasks, lo, hi, states, opts,
+                             source_batch or (lambda t, a, b: Batch.from_events(source(t, a, b))),
+                             fuse=fuse, clock=clock, skip_idle=skip_idle)
     groups = predicate_groups(tasks) if fuse else []
     first = {g.members[0]: g for g in groups}
     grouped = {m for g in groups for m in g.members}
@@ -331,3 +397,187 @@ def _run_group(g: PredicateGroup, by_id: Mapping[str, Mapping[str, Any]], lo: in
             took.append(j - i)
     for (tid, *_), share in zip(live, _split_cpu(time.process_time() - c0, took), strict=True):
         res.cpu[tid] = share
+
+
+# --- columnar (issue 35) -----------------------------------------------------------------------
+
+_EMPTY = Batch.empty()
+#: a stateless task's kernel, under the task's :func:`~reuse.runtime.common.execution.task_key`,
+#: kept with the task it was built on
+_KERNELS: dict[tuple[str, str, str], tuple[Any, Kernel]] = {}
+
+
+def _kernel(t: Mapping[str, Any], opts: Mapping[str, Any], task: Any) -> Kernel:
+    """The kernel of ``task`` (what :func:`cached_task` gave for ``t``): kept per process for a
+    stateless task, so what it computed once (a bloom filter's hashes) survives the batch; a
+    stateful task is rebuilt every batch, and so is its kernel."""
+    if task.stateful:
+        return kernel_for(task)
+    key = task_key(t, opts)
+    hit = _KERNELS.get(key)
+    if hit is None or hit[0] is not task:
+        hit = _KERNELS[key] = (task, kernel_for(task))
+    return hit[1]
+
+
+def batch_merged(t: Mapping[str, Any], batches: Mapping[str, Batch]) -> Batch:
+    """:func:`parents_merged` of batches: a task's parents' output batches concatenated in
+    parent order, stably sorted by ``seq`` (not copied when there is one and it is sorted).
+
+    >>> b = {"p": Batch.from_events([{"seq": 1, "x": 0}, {"seq": 3, "x": 0}]),
+    ...      "q": Batch.from_events([{"seq": 1, "x": 1}, {"seq": 2, "x": 1}])}
+    >>> [(e["seq"], e["x"]) for e in batch_merged({"parents": ["p", "q"]}, b).to_events()]
+    [(1, 0), (1, 1), (2, 1), (3, 0)]
+    """
+    parts = [b for p in t["parents"] if (b := batches.get(p)) is not None and b.n]
+    if not parts:
+        return _EMPTY
+    both = parts[0] if len(parts) == 1 else Batch.concat(parts)
+    seq = both.cols["seq"]
+    if both.n > 1 and not bool(np.all(seq[1:] >= seq[:-1])):
+        both = both.take(np.argsort(seq, kind="stable"))
+    return both
+
+
+def _bounds(batch: Batch, a: int, b: int) -> tuple[int, int]:
+    """The rows ``[i, j)`` of a batch sorted by ``seq`` with ``a <= seq < b``."""
+    if not batch.n:
+        return 0, 0
+    seq = batch.cols["seq"]
+    i = 0 if seq[0] >= a else int(np.searchsorted(seq, a, side="left"))
+    j = batch.n if seq[-1] < b else int(np.searchsorted(seq, b, side="left"))
+    return i, max(i, j)
+
+
+def _rows(batch: Batch, i: int, j: int) -> Batch:
+    """Rows ``[i, j)`` of a batch: views of its columns (the batch itself when all)."""
+    if i == 0 and j == batch.n:
+        return batch
+    return Batch(j - i, {k: c[i:j] for k, c in batch.cols.items()})
+
+
+def batch_slice(batch: Batch, a: int, b: int) -> Batch:
+    """:func:`seq_slice` of a batch sorted by ``seq``: its rows with ``a <= seq < b``, as views
+    of its columns (the batch itself when all are in).
+
+    >>> b = Batch.from_events([{"seq": s} for s in (1, 2, 2, 5)])
+    >>> batch_slice(b, 2, 5).cols["seq"].tolist(), batch_slice(b, 0, 9) is b
+    ([2, 2], True)
+    """
+    return _rows(batch, *_bounds(batch, a, b))
+
+
+def _record_lines(events: list[Event], line: Line, clock: Callable[[], float]) -> list[str]:
+    """A window's record lines, all stamped with one clock reading (none when no event)."""
+    if not events:
+        return []
+    now = clock()
+    return [line(e, now) for e in events]
+
+
+def _run_columnar(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
+                  states: Mapping[str, Any], opts: Mapping[str, Any], source: BatchSource, *,
+                  fuse: bool, clock: Callable[[], float], skip_idle: bool) -> WindowOut:
+    """:func:`run_window`'s columnar path (see there): the per-event loop's steps, on batches.
+
+    Like the per-event path, every task in the list is built (:func:`cached_task`), also
+    outside its window, where a stateful task's state is carried as it is; one in its window
+    leaves its state even when it took nothing. A kernel does not run on an empty window (no
+    ``process`` call either, per event). A sink's ``process`` (it has no kernel) is called on
+    the events materialized for its records; a type with a kernel runs the kernel.
+    """
+    line = record_writer(opts)
+    groups = [g for g in predicate_groups(tasks) if fused_kernel(g.type) is not None] \
+        if fuse else []
+    first = {g.members[0]: g for g in groups}
+    grouped = {m for g in groups for m in g.members}
+    by_id = {t["id"]: t for t in tasks} if groups else {}
+    res = WindowOut(groups=[list(g.members) for g in groups])
+    batches = res.batches
+    for t in tasks:
+        tid = t["id"]
+        a, b = task_window(t, lo, hi)
+        c0 = time.process_time()
+        if t["kind"] == "source":
+            batches[tid] = _EMPTY
+            if a < b:
+                made = batches[tid] = source(t, a, b)
+                res.events += made.n
+                res.counts[tid] = made.n
+                res.cpu[tid] = time.process_time() - c0
+            continue
+        if tid in grouped:
+            if tid in first:
+                _run_group_columnar(first[tid], by_id, lo, hi, states, opts, res, line, clock)
+            continue
+        batches[tid] = _EMPTY
+        items = batch_merged(t, batches) if skip_idle else None
+        if items is not None and not items.n:
+            if tid in states:
+                res.states[tid] = states[tid]
+            continue
+        task = cached_task(t, opts, states.get(tid))
+        if a >= b:
+            if task.stateful and tid in states:
+                res.states[tid] = states[tid]
+            continue
+        window = batch_slice(items if items is not None else batch_merged(t, batches), a, b)
+        kernel = _kernel(t, opts, task)
+        recs: list[str] = []
+        if t["kind"] == "sink":
+            events = window.to_events()
+            if type(kernel) is PerEvent:
+                process = task.process
+                for ev in events:
+                    process(ev)
+            elif window.n:
+                kernel.run(window)
+            recs = _record_lines(events, line, clock)
+        elif window.n:
+            out = batches[tid] = kernel.run(window)
+            if t["record"] and out.n:
+                recs = _record_lines(out.to_events(), line, clock)
+        if recs:
+            res.sinks[tid] = recs
+        if task.stateful:
+            res.states[tid] = task.get_state()
+        res.counts[tid] = window.n
+        res.cpu[tid] = time.process_time() - c0
+    return res
+
+
+def _run_group_columnar(g: PredicateGroup, by_id: Mapping[str, Mapping[str, Any]], lo: int,
+                        hi: int, states: Mapping[str, Any], opts: Mapping[str, Any],
+                        res: WindowOut, line: Line, clock: Callable[[], float]) -> None:
+    """:func:`_run_group` on batches: the members in their windows share one merged input and
+    one evaluation of every predicate over the union of their windows
+    (:func:`~reuse.runtime.common.predicates.compiled_selectors`: a bool mask per member);
+    each member's kernel turns its mask over its own window into its outputs
+    (``outputs(batch, passed)``). Members outside their windows take nothing, unbilled."""
+    c0 = time.process_time()
+    live: list[tuple[Mapping[str, Any], Any, int, int]] = []
+    for tid in g.members:
+        t = by_id[tid]
+        task = cached_task(t, opts, states.get(tid))
+        a, b = task_window(t, lo, hi)
+        res.batches[tid] = _EMPTY
+        if a < b:
+            live.append((t, task, a, b))
+    if not live:
+        return
+    items = batch_merged(by_id[g.members[0]], res.batches)
+    union = batch_slice(items, min(x[2] for x in live), max(x[3] for x in live))
+    selectors = compiled_selectors(g.type, [x[1] for x in live]).select(union)
+    took: list[int] = []
+    for (t, task, a, b), sel in zip(live, selectors, strict=True):
+        tid = t["id"]
+        i, j = _bounds(union, a, b)
+        if j > i:
+            kernel: Any = _kernel(t, opts, task)
+            out = res.batches[tid] = kernel.outputs(_rows(union, i, j), sel[i:j])
+            if t["record"] and out.n:
+                res.sinks[tid] = _record_lines(out.to_events(), line, clock)
+        res.counts[tid] = j - i
+        took.append(j - i)
+    for (t, *_), share in zip(live, _split_cpu(time.process_time() - c0, took), strict=True):
+        res.cpu[t["id"]] = share

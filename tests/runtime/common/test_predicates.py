@@ -5,8 +5,10 @@ The shard runs filter tasks of one type that read the same parents as one pass
 streams with the real task code: over random ranges, modes, Bloom training samples, windows and
 record flags, ``run_shard`` gives the same sink lines, states and counts with the groups as
 without (every member feeds a sink, and one feeds a stateful task); on a many-tenant deployment
-the fused shard's records equal the reference execution's. Then the decision on edge cases, and
-each type's predicates against its own ``process`` on odd values.
+the fused shard's records equal the reference execution's. Each on both paths of the shard
+(issue 35): columnar, a group runs through its kernels' ``fuse`` (one bool mask per member over
+the batch) and must give what the per-event shard gives unfused. Then the decision on edge
+cases, and each type's predicates against its own ``process`` on odd values.
 """
 
 from __future__ import annotations
@@ -43,10 +45,10 @@ def _spec(tid: str, type_: str, config: Any, parents: list[str], kind: str = "ta
             "stream": type_ if kind == "source" else None}
 
 
-def _run(tasks: list[dict[str, Any]], bounds: list[int], fuse: bool,
+def _run(tasks: list[dict[str, Any]], bounds: list[int], fuse: bool, columnar: bool = False,
          ) -> tuple[dict[str, list[str]], dict[str, Any], list[dict[str, int]], list[Any]]:
     """Sink lines per task (batches concatenated), final states, counts and groups per batch."""
-    opts = {**OPTS, "fuse_predicates": fuse}
+    opts = {**OPTS, "fuse_predicates": fuse, "columnar": columnar}
     states: dict[str, Any] = {}
     lines: dict[str, list[str]] = {}
     counts, groups = [], []
@@ -122,7 +124,9 @@ def test_fused_shard_equals_unfused_on_random_filters(src: str, data: st.DataObj
     bounds = [0, cut, SEQS]
     fused = _run(tasks, bounds, True)
     plain = _run(tasks, bounds, False)
+    columnar = _run(tasks, bounds, True, columnar=True)
     assert fused[:3] == plain[:3]
+    assert columnar[:3] == plain[:3] and columnar[3] == fused[3]
     assert all(g == [] for g in plain[3])
     members = {m for g in predicate_groups(tasks) for m in g.members}
     assert {m for gs in fused[3] for g in gs for m in g} == members
@@ -145,14 +149,16 @@ def test_disjoint_windows_and_an_idle_member() -> None:
     tasks = head + members + [_spec(f"s{m['id']}", "Sink", "sink", [m["id"]], kind="sink")
                               for m in members]
     fused, plain = _run(tasks, [5, 25, SEQS], True), _run(tasks, [5, 25, SEQS], False)
-    assert fused[:3] == plain[:3]
-    assert fused[3] == [[["a", "b", "c", "d"]]] * 2
+    columnar = _run(tasks, [5, 25, SEQS], True, columnar=True)
+    assert fused[:3] == plain[:3] == columnar[:3]
+    assert fused[3] == columnar[3] == [[["a", "b", "c", "d"]]] * 2
     assert "d" not in fused[2][0] and fused[2][0]["a"] > 0 and fused[2][1]["b"] > 0
     assert fused[0]["b"] and {json.loads(r)["q"] for r in fused[0]["sc"]} <= set(range(32, SEQS))
 
 
 @needs_data
-def test_fused_tenant_shard_equals_the_reference_execution() -> None:
+@pytest.mark.parametrize("columnar", [False, True], ids=["per-event", "columnar"])
+def test_fused_tenant_shard_equals_the_reference_execution(columnar: bool) -> None:
     """Twenty tenants of the many-tenant workload, exact matching, on one shard: the fused
     shard runs Bloom and RangeFilter groups, and every sink's records are the reference
     execution's."""
@@ -163,7 +169,7 @@ def test_fused_tenant_shard_equals_the_reference_execution() -> None:
         (parse_dataflow(d) for d in build_tenants(DATA, tenants=20, seed=3)), 1, OPTS)
     tasks = ledger["tasks"]
     shard = list(dep.snapshot().shards[0])
-    lines, _, _, groups = _run(shard, [0, 13, 30], True)
+    lines, _, _, groups = _run(shard, [0, 13, 30], True, columnar)
     assert {tasks[g[0]]["type"] for g in groups[0]} == {"BloomFilterCheck", "RangeFilter"}
     ref = reference_records(ledger, 30)
     assert set(lines) == set(ref)

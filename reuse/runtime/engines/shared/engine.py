@@ -348,8 +348,10 @@ class InplaceRuntime:
         self._hold = SourceHold(self.root)
         self.rate, self.trigger_s = spec.rate, spec.trigger_s
         self.data_dir = str(riotbench_dir(spec.data_dir))
+        # issue 35: the shards run columnar unless the spec says per event (--per-event)
         self.opts: TaskOptions = {"data_dir": self.data_dir, "pi_iterations": spec.pi_iterations,
-                                  "record": spec.record, "limit": spec.limit}
+                                  "record": spec.record, "limit": spec.limit,
+                                  "columnar": spec.columnar}
         self.t0 = int(t0_ms if t0_ms is not None else time.time() * 1000)
         # issue 22: with no disk shared with the executors, Spark ships the replay data to
         # each executor and brings the sink records back to the driver, which writes them

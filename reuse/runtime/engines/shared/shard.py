@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from reuse.runtime.common.execution import source_event
 from reuse.runtime.common.planners import stream_events_name
+from reuse.runtime.common.source_batch import source_batch
 from reuse.runtime.common.window import no_gc, run_window
+from reuse.tasks.columnar import Batch
 
 if TYPE_CHECKING:
     from reuse.runtime.engines.shared.deploy import Epoch
@@ -53,7 +55,11 @@ def run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
     Notes
     -----
     Predicate groups, and ``opts["fuse_predicates"]``: see
-    :func:`~reuse.runtime.common.window.run_window`. The cyclic garbage collector is paused for
+    :func:`~reuse.runtime.common.window.run_window`. So is ``opts["columnar"]`` (absent:
+    false): the tasks run a batch at a time on columns, with the same records (one clock
+    reading per task per batch) and states; the shared engine sets it from its
+    :class:`~reuse.runtime.spec.RunSpec` (``columnar``, true unless ``reuse run
+    --per-event``). The cyclic garbage collector is paused for
     the call (:func:`~reuse.runtime.common.window.no_gc`).
     """
     with no_gc():
@@ -81,7 +87,9 @@ def _run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
                feed: Callable[[str, int, int], list[dict[str, Any]]] | None,
                ) -> dict[str, Any]:
     """One piece of a batch, by the one interpreter of a window: a source's events are
-    generated in the shard from the replay, or read from the broker's (``feed``)."""
+    generated in the shard from the replay, or read from the broker's (``feed``); columnar,
+    the replay's as columns (:func:`~reuse.runtime.common.source_batch.source_batch`), the
+    broker's made into a batch."""
     data_dir = str(opts.get("data_dir") or "")
 
     def source(t: Mapping[str, Any], a: int, b: int) -> list[dict[str, Any]]:
@@ -90,7 +98,13 @@ def _run_shard(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
         return [source_event(t["stream"], t["type"], seq, t0, rate, data_dir)
                 for seq in range(a, b)]
 
-    res = run_window(tasks, lo, hi, states, opts, source=source, now_ms=now_ms)
+    def columns(t: Mapping[str, Any], a: int, b: int) -> Batch:
+        if feed is not None:
+            return Batch.from_events(feed(stream_events_name(t["stream"]), a, b))
+        return source_batch(t["stream"], t["type"], a, b - a, t0, rate, data_dir)
+
+    res = run_window(tasks, lo, hi, states, opts, source=source, source_batch=columns,
+                     now_ms=now_ms)
     return {"sinks": res.sinks, "states": res.states, "cpu": res.cpu, "events": res.events,
             "counts": res.counts, "groups": res.groups}
 

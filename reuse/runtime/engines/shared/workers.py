@@ -54,14 +54,18 @@ def executor_id() -> str:
 def worker_opts(opts: TaskOptions) -> TaskOptions:
     """The task options as a Spark Python worker uses them: with ``data_file`` (a run with no
     shared disk) the replay data is the copy Spark shipped to this executor
-    (:func:`ship_data`), not the driver's path."""
+    (:func:`ship_data`), not the driver's path; ``columnar`` is kept."""
     name = opts.get("data_file")
     if not name:
         return opts
     from pyspark import SparkFiles
 
-    return {"data_dir": SparkFiles.get(str(name)), "pi_iterations": opts["pi_iterations"],
-            "record": opts["record"], "limit": opts["limit"]}
+    out: TaskOptions = {"data_dir": SparkFiles.get(str(name)),
+                        "pi_iterations": opts["pi_iterations"], "record": opts["record"],
+                        "limit": opts["limit"]}
+    if "columnar" in opts:
+        out["columnar"] = opts["columnar"]
+    return out
 
 
 def ship_data(spark: SparkSession, data_dir: str, root: Path) -> str:

@@ -14,6 +14,10 @@ task states carried through JSON, as the driver carries them. Checked:
   linear algebra (:class:`reuse.tasks.models.LinearModel`) no longer depends on the BLAS
   kernel the CPU selects (the fingerprint pinned before differed between OpenBLAS's
   SkylakeX and Haswell kernels, so the test failed on an AVX-512 Xeon).
+
+Each check runs on both paths of the interpreter (issue 35): per event, and columnar (the
+live default: every task a batch at a time through its kernel). Both give the one pinned
+fingerprint; whole-event records (``record="full"``) are the same bytes on both.
 """
 
 from __future__ import annotations
@@ -39,13 +43,20 @@ BOUNDS = [0, 1, 37, 40, 101, 160]
 FINGERPRINT = "d2c0bf6b1c3405e6c0dedc2c96b5795263db3e7455d32c9621ffb2c02d4652e8"
 
 
+#: the two paths of the interpreter
+PATHS = pytest.mark.parametrize("columnar", [False, True], ids=["per-event", "columnar"])
+
+
 def _peak() -> tuple[Deployment, dict[str, Any]]:
     """The SEQ peak on two shards, and the ledger the reference execution reads."""
     return deployed_at_zero(riot_flows().values(), 2, OPTS)
 
 
-def _run(bounds: list[int]) -> tuple[dict[str, list[str]], dict[str, Any], dict[str, Any]]:
-    """Record lines per task (batches concatenated), final states, and the ledger."""
+def _run(bounds: list[int], opts: dict[str, Any] | None = None,
+         ) -> tuple[dict[str, list[str]], dict[str, Any], dict[str, Any]]:
+    """Record lines per task (batches concatenated), final states, and the ledger; ``opts``
+    (default :data:`OPTS`: per event) as ``run_shard`` takes them."""
+    opts = OPTS if opts is None else opts
     dep, ledger = _peak()
     states: dict[str, Any] = {}
     lines: dict[str, list[str]] = {}
@@ -54,7 +65,7 @@ def _run(bounds: list[int]) -> tuple[dict[str, list[str]], dict[str, Any], dict[
         new: dict[str, Any] = {}
         for tasks in epoch.shards:
             mine = {t["id"]: states[t["id"]] for t in tasks if t["id"] in states}
-            res = run_shard(tasks, lo, hi, mine, OPTS, t0=0, rate=10.0, now_ms=lambda: 0.0)
+            res = run_shard(tasks, lo, hi, mine, opts, t0=0, rate=10.0, now_ms=lambda: 0.0)
             new.update(res["states"])
             for tid, recs in res["sinks"].items():
                 lines.setdefault(tid, []).extend(recs)
@@ -68,8 +79,10 @@ def _fingerprint(lines: dict[str, list[str]], states: dict[str, Any], _: Any = N
 
 
 @needs_data
-def test_seq_peak_shards_are_exact_batch_independent_and_unchanged() -> None:
-    lines, states, ledger = _run(BOUNDS)
+@PATHS
+def test_seq_peak_shards_are_exact_batch_independent_and_unchanged(columnar: bool) -> None:
+    opts = {**OPTS, "columnar": columnar}
+    lines, states, ledger = _run(BOUNDS, opts)
     ref = reference_records(ledger, BOUNDS[-1])
     assert len(ref) > 20 and all(sum(c.values()) > 0 for c in ref.values())
     assert set(lines) == set(ref)
@@ -77,7 +90,16 @@ def test_seq_peak_shards_are_exact_batch_independent_and_unchanged() -> None:
         got = Counter((r["q"], r["d"]) for r in map(json.loads, lines[tid]))
         assert got == expected, tid
     assert states
-    one_lines, one_states, _ = _run([BOUNDS[0], BOUNDS[-1]])
+    one_lines, one_states, _ = _run([BOUNDS[0], BOUNDS[-1]], opts)
     assert one_lines == lines
     assert one_states == states
     assert _fingerprint(lines, states) == FINGERPRINT
+
+
+@needs_data
+def test_seq_peak_whole_event_records_are_the_same_bytes_on_both_paths() -> None:
+    """``record="full"`` (the live view's): every line, event included, the same bytes."""
+    bounds = [0, 7, 30]
+    per = _run(bounds, {**OPTS, "record": "full", "columnar": False})[0]
+    col = _run(bounds, {**OPTS, "record": "full", "columnar": True})[0]
+    assert col == per and sum(map(len, per.values())) > 100

@@ -147,11 +147,15 @@ def flows(keying: str) -> dict[str, Any]:
 # --- the RIoT SEQ peak and a tenants sample -----------------------------------------------------
 
 @needs_data
-@pytest.mark.parametrize(("keying", "partitions"), [("field", 2), ("sensor", 3), ("sensor", 1)])
-def test_the_riot_peak_staged_equals_the_shard_and_the_reference(keying: str,
-                                                                  partitions: int) -> None:
+@pytest.mark.parametrize(("keying", "partitions", "columnar"),
+                         [("field", 2, False), ("sensor", 3, False), ("sensor", 1, False),
+                          ("field", 2, True)])
+def test_the_riot_peak_staged_equals_the_shard_and_the_reference(keying: str, partitions: int,
+                                                                  columnar: bool) -> None:
     """All 21 dataflows merged into running DAGs, split over ``partitions``, uneven batches;
-    a re-split to another count and a rebalance on the measured ranges between batches."""
+    a re-split to another count and a rebalance on the measured ranges between batches.
+    ``columnar``: the unsplit shard runs columnar (the live default; the stages run per event
+    whatever the flag, issue 35)."""
     dep, ledger = deployed_at_zero(flows(keying).values(), 1, OPTS)
     tasks = dep.claim(0, 1).shards[0]
     bounds = [0, 1, 23, 24, 61, 90]
@@ -163,7 +167,8 @@ def test_the_riot_peak_staged_equals_the_shard_and_the_reference(keying: str,
     other = resplit(plan, partitions % 3 + 1)[0]
     moved = rebalance(other, counted)[0]
     plans = [plan, plan, other, other, moved]
-    seen = run_batches(tasks, bounds, plans, seed=partitions)
+    seen = run_batches(tasks, bounds, plans, seed=partitions,
+                       opts={**OPTS, "columnar": columnar})
     ref = reference_records(ledger, bounds[-1])
     got = as_records(seen)
     for tid, expected in ref.items():
@@ -240,11 +245,14 @@ def test_every_kind_of_edge(partitions: int, fed: bool) -> None:
     rng = random.Random(partitions)
     parts: list[dict[str, Any]] = [{} for _ in range(partitions)]
     full: dict[str, Any] = {}
+    columnar: dict[str, Any] = {}  # the unsplit shard's states, columnar (issue 35)
     f = feed if fed else None
     for lo, hi in [(0, 2), (2, 11), (11, 30)]:
         got, parts, _ = drive(plan, dag, lo, hi, parts, rng, feed=f)
         want, full = whole(dag, lo, hi, full, feed=f)
+        col, columnar = whole(dag, lo, hi, columnar, feed=f, opts={**OPTS, "columnar": True})
         same_lines(got, want)
+        assert col == want and columnar == full
         assert got["o"] and got["f"]
         assert merge_states(plan, parts) == full
     assert bool(calls) == fed
