@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple, TypedDict, TypeVar, get_a
 
 from reuse.core.errors import ReuseError, StateError, shown
 from reuse.runtime import SparkRuntimeError
+from reuse.runtime.common.pacing import PACED_BATCH
 from reuse.runtime.common.policy import LIVE_MODES, Policy, live_policy
 from reuse.runtime.common.run_secrets import secret_file
 from reuse.runtime.dataplane.mqtt import is_masked, masked, with_password
@@ -56,7 +57,7 @@ OPTIONS: Mapping[str, str] = {
     "shared_disk": "--no-shared-disk", "pi_iterations": "--pi-iterations",
     "defrag_every": "--defrag-every", "check": "--no-check", "master": "--master",
     "root": "--root", "data_dir": "--data-dir", "cluster_dir": "--cluster-dir", "ui": "ui",
-    "record": "record", "columnar": "--per-event", "rebalance_s": "rebalance_s", "first_message_s": "first_message_s",
+    "record": "record", "columnar": "--per-event", "latency_budget_s": "--latency-budget", "rebalance_s": "rebalance_s", "first_message_s": "first_message_s",
     "dead_s": "dead_s", "limit": "limit",
 }
 
@@ -112,6 +113,10 @@ class RunSpec:
     # (--per-event) runs them one event at a time, for comparison. Split stages' tagged
     # exchange and the query-per-DAG engine run per event either way
     columnar: bool = True
+    # issue 35, item 5: a replayed shared query hands its sources' seq over once they make a
+    # batch or the oldest would outwait this many seconds (reuse.runtime.common.pacing); None:
+    # a batch at every trigger that has new data, as before
+    latency_budget_s: float | None = None
     rebalance_s: float = 10.0
     first_message_s: float = 30.0
     dead_s: float | None = None  # --replicas apps: an instance's heartbeat older than this
@@ -180,7 +185,8 @@ class RunSpec:
             root=None if args.root is None else Path(args.root),
             data_dir=None if args.data_dir is None else Path(args.data_dir),
             cluster_dir=None if args.cluster_dir is None else Path(args.cluster_dir),
-            check=not args.no_check, columnar=not args.per_event)
+            check=not args.no_check, columnar=not args.per_event,
+            latency_budget_s=args.latency_budget)
 
     # --- the journal -----------------------------------------------------------------------------
 
@@ -192,6 +198,8 @@ class RunSpec:
         >>> RunSpec.of(shards=2).to_journal()["shards"], RunSpec().to_journal()["policy"]
         (2, 'reuse-inplace')
         """
+        budget = ({} if self.latency_budget_s is None
+                  else {"latency_budget_s": self.latency_budget_s})
         return {"policy": self.policy.label, "mode": self.policy.mode.value,
                 "shards": self.shards, "max_events": self.max_events,
                 "step_seconds": self.step_seconds, "rate": self.rate,
@@ -202,7 +210,7 @@ class RunSpec:
                 "replicate_min_users": self.replicate_min_users,
                 "source": masked(self.source),  # a broker's password: in secrets/broker
                 "match": self.match, "split": self.split, "shared_disk": self.shared_disk,
-                "stall_s": self.stall_s, "columnar": self.columnar}
+                "stall_s": self.stall_s, "columnar": self.columnar, **budget}
 
     @classmethod
     def from_journal(cls, params: Mapping[str, object], *, file: str) -> RunSpec:
@@ -243,7 +251,10 @@ class RunSpec:
                 split=p.get("split", bool, False),
                 shared_disk=p.get("shared_disk", bool, True),
                 stall_s=p.get("stall_s", float, 60.0),
-                columnar=p.get("columnar", bool, True), root=Path(file).parent, warmup_s=0.0)
+                columnar=p.get("columnar", bool, True),
+                latency_budget_s=(p.get("latency_budget_s", float)
+                                  if "latency_budget_s" in params else None),
+                root=Path(file).parent, warmup_s=0.0)
         except SparkRuntimeError as exc:
             raise StateError(f"start record is refused: {exc.message}", file=file) from None
 
@@ -283,14 +294,22 @@ class RunSpec:
     def batch_max_events(self) -> int:
         """The shared query's bound on a batch's source ``seq`` (0: none): ``max_events``,
         else two triggers' worth on a replay and none broker-fed (each batch claims what has
-        arrived, whatever the publishers' rate).
+        arrived, whatever the publishers' rate). With a latency budget, a paced batch must fit:
+        two budgets' worth, and at least the paced batch (:data:`~reuse.runtime.common.pacing.
+        PACED_BATCH`).
 
         >>> RunSpec().batch_max_events, RunSpec(source="mqtt://h:1883").batch_max_events
         (40, 0)
+        >>> RunSpec(latency_budget_s=10.0).batch_max_events
+        1000
         """
         if self.max_events is not None:
             return self.max_events
-        return 0 if self.broker_fed else max(1, round(2 * self.rate * self.trigger_s))
+        if self.broker_fed:
+            return 0
+        if self.latency_budget_s is not None:
+            return max(PACED_BATCH, round(2 * self.rate * self.latency_budget_s))
+        return max(1, round(2 * self.rate * self.trigger_s))
 
     def resolved(self, *, shards: int, max_events: int, data_dir: str | os.PathLike[str],
                  ) -> RunSpec:
@@ -335,6 +354,7 @@ class Settings(TypedDict, total=False):
     defrag_every: int
     record: Record
     columnar: bool
+    latency_budget_s: float | None
     rebalance_s: float
     first_message_s: float
     dead_s: float | None
@@ -370,6 +390,9 @@ REFUSED: tuple[Refusal, ...] = (
             "DAG)", "not built"),
     Refusal(lambda s: s.replicated_apps and s.broker_fed,
             "--replicas apps runs replayed sources only, not --source {source}", "not built"),
+    Refusal(lambda s: s.latency_budget_s is not None and s.broker_fed,
+            "--latency-budget paces replayed sources only, not --source {source} (a broker "
+            "sets its own pace)", "not built"),
     # the query-per-DAG engine (--merge partial or relaunch)
     Refusal(lambda s: s.engine == "queries" and s.broker_fed,
             "--source {source} needs the shared query (--merge inplace), not {policy}",
@@ -381,6 +404,9 @@ REFUSED: tuple[Refusal, ...] = (
             "partial DAG cannot hold a replica", "engine"),
     Refusal(lambda s: s.engine == "queries" and s.replicated_apps,
             "--replicas apps needs the shared query (--merge inplace), not {policy}", "engine"),
+    Refusal(lambda s: s.engine == "queries" and s.latency_budget_s is not None,
+            "--latency-budget needs the shared query (--merge inplace), not {policy}",
+            "engine"),
     Refusal(lambda s: s.engine == "queries" and not s.shared_disk,
             "--no-shared-disk needs the shared query (--merge inplace), not {policy}: its "
             "queries share a bus directory", "engine"),
@@ -468,6 +494,9 @@ def _checked_values(s: RunSpec) -> dict[str, object]:
         "rebalance_s": _number("rebalance_s", s.rebalance_s, "seconds", positive=False),
         "dead_s": (None if s.dead_s is None
                    else _number("dead_s", s.dead_s, "seconds", positive=True)),
+        "latency_budget_s": (None if s.latency_budget_s is None
+                             else _number("latency_budget_s", s.latency_budget_s, "seconds",
+                                          positive=True)),
     }
     for name, path in (("root", s.root), ("data_dir", s.data_dir),
                        ("cluster_dir", s.cluster_dir)):

@@ -151,13 +151,15 @@ def test_a_bad_value_is_one_line_naming_its_option(kw: dict[str, object], option
 COMBINATIONS = [
     ({"split": True, "k_safe": 1, "shards": 2}, 0),
     ({"k_safe": 1, "replicas": "apps", "source": BROKER}, 1),
-    ({"merge": "partial", "source": BROKER}, 2),
-    ({"merge": "relaunch", "split": True}, 3),
-    ({"merge": "partial", "k_safe": 1}, 4),
-    ({"merge": "partial", "k_safe": 1, "replicas": "apps"}, 5),
-    ({"merge": "partial", "shared_disk": False}, 6),
-    ({"mode": "default", "match": "semantic"}, 7),
-    ({"replicas": "apps"}, 8),
+    ({"latency_budget_s": 10.0, "source": BROKER}, 2),
+    ({"merge": "partial", "source": BROKER}, 3),
+    ({"merge": "relaunch", "split": True}, 4),
+    ({"merge": "partial", "k_safe": 1}, 5),
+    ({"merge": "partial", "k_safe": 1, "replicas": "apps"}, 6),
+    ({"merge": "partial", "latency_budget_s": 5.0}, 7),
+    ({"merge": "partial", "shared_disk": False}, 8),
+    ({"mode": "default", "match": "semantic"}, 9),
+    ({"replicas": "apps"}, 10),
 ]
 
 
@@ -536,3 +538,16 @@ def test_the_docs_list_every_combination_not_built_yet() -> None:
     table = text.split("Combinations the spec refuses today", 1)[1].split("\n\n", 2)[1]
     rows = [r for r in table.splitlines() if r.startswith("| ") and "| not built |" in r]
     assert len(rows) == sum(r.kind == "not built" for r in (*REFUSED, *RESUME_REFUSED))
+
+
+def test_a_latency_budget_is_checked_journaled_and_sizes_the_batch_bound() -> None:
+    """Issue 35, item 5: ``--latency-budget S`` paces the replay; a paced batch must fit the
+    batch bound, and a resumed run keeps its pace (a journal without it: none)."""
+    s = RunSpec.of(latency_budget_s=10, rate=100.0)
+    assert s.latency_budget_s == 10.0 and s.batch_max_events == 2000
+    back = RunSpec.from_journal(s.resolved(shards=2, max_events=s.batch_max_events,
+                                           data_dir="data").to_journal(), file="r/journal.jsonl")
+    assert back.latency_budget_s == 10.0
+    assert "latency_budget_s" not in RunSpec().to_journal()
+    with pytest.raises(SparkRuntimeError, match="--latency-budget must be a positive number"):
+        RunSpec.of(latency_budget_s=0)

@@ -347,6 +347,7 @@ class InplaceRuntime:
         self.root.mkdir(parents=True, exist_ok=True)
         self._hold = SourceHold(self.root)
         self.rate, self.trigger_s = spec.rate, spec.trigger_s
+        self.latency_budget_s = spec.latency_budget_s
         self.data_dir = str(riotbench_dir(spec.data_dir))
         # issue 35: the shards run columnar unless the spec says per event (--per-event)
         self.opts: TaskOptions = {"data_dir": self.data_dir, "pi_iterations": spec.pi_iterations,
@@ -607,6 +608,8 @@ class InplaceRuntime:
                 "limit": str(self.limit if self.limit is not None else -1),
                 "shards": str(self.shards), "max_events": str(self.max_events),
                 "hold": str(self._hold.file)}
+        if self.latency_budget_s is not None:  # the sources' pace (reuse.runtime.common.pacing)
+            opts.update(budget_s=str(self.latency_budget_s), trigger_s=str(self.trigger_s))
         if self.broker is not None:
             opts["ready_file"] = str(self.broker.ready_file)
             self.broker.start(self.start_seq)
