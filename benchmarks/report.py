@@ -264,6 +264,44 @@ def _rates_apps(raws: list[Any]) -> str:
         verdicts)
 
 
+def _floor_columnar(raw: dict[str, Any], mode: str, rate: float) -> float | None:
+    """The columnar floor's cores for ``mode``'s work at ``rate`` (issue 35), if the file has
+    it."""
+    side = "default" if mode.startswith("default") else "reuse"
+    col = raw["floor"][side].get("columnar")
+    return None if not col else float(col["ms_per_seq"]) * rate / 1000.0
+
+
+def _rates_issue35(raws: list[Any]) -> str:
+    """Issue 35 on the shared query: each mode's cores and latency at one rate over the
+    interleaved runs (median [min, max]), against both floors, and every verdict the run
+    printed (each Reuse mode against each Default mode, and the ``--compare`` pairs)."""
+    raw = raws[0]
+    rate = float(raw["cells"][0]["rate"])
+    rows = []
+    for mode in _modes(raw):
+        cells = _cells(raw, mode, rate)
+        vals = [float(c["cores"]) for c in cells]
+        med = statistics.median(vals)
+        col = _floor_columnar(raw, mode, rate)
+        p50 = [c["p50_ms"] / 1000 for c in cells if c["p50_ms"] is not None]
+        p99 = [c["p99_ms"] / 1000 for c in cells if c["p99_ms"] is not None]
+        rows.append([mode, str(cells[0]["running_tasks"]), _spread(vals),
+                     f"{med / _floor_cores(raw, mode, rate):.1f}",
+                     f"{med / col:.1f}" if col else "-",
+                     _spread(p50, 2) if p50 else "-", _spread(p99, 2) if p99 else "-",
+                     f"{sum(1 for c in cells if c['sustained'])} of {len(cells)}"])
+    table = _table(["mode", "tasks", "cores", "x floor (per event)", "x floor (columnar)",
+                    "p50 latency (s)", "p99 latency (s)", "sustained"],
+                   ["---", "---:", "---:", "---:", "---:", "---:", "---:", "---"], rows)
+    spread = raw["spread"][next(iter(raw["spread"]))]
+    lines = [f"- {compare(v['a'], _cores(raw, v['a'], rate), v['b'], _cores(raw, v['b'], rate))}"
+             for v in spread["verdicts"]]
+    return (f"{rate:g} events/s per source, trigger {raw['args']['trigger']:g} s, "
+            f"{raw['args']['repeat']} interleaved fresh-JVM runs per mode.\n\n" + table
+            + "\n\nBy the spread rule (`reuse.runtime.spread.compare`):\n\n" + "\n".join(lines))
+
+
 def _rates_apps_opmw(raws: list[Any]) -> str:
     raw = raws[0]
     base = _cores(raw, "default-inplace")[0]
@@ -686,6 +724,8 @@ def registry() -> dict[str, Entry]:
               verdict=_search_verdict),
         Entry("view_latency", ("view_latency.json",), _view_latency),
         Entry("compose", ("compose.json",), _compose),
+        # benchmarks/runtime_rates.py, issue 35: a latency budget at 10 events/s
+        Entry("rates_pace", ("rates_pace.json",), _rates_issue35),
         # benchmarks/limit.py --json docs/bench/floor.json: both floors (issue 35)
         Entry("floor", ("floor.json",), _floor_table),
         # decided by benchmarks/decide.py (issue 33, item 3): Figure 3, paired by step

@@ -17,6 +17,11 @@ A mode may carry k-safety (issue 13): ``reuse-inplace+k1u2`` is ``reuse-inplace`
 ``reuse-inplace/split`` runs every running DAG split over the shards (issue 22, ``--split``).
 ``reuse-inplace+k1u2/apps`` runs K+1 engine instances replicated across applications (issue
 24, ``--replicas apps``): each its own driver and Spark application, on ``local[N/(K+1)]``.
+Issue 35: ``reuse-inplace/per-event`` runs the shared query's shards one event at a time (the
+default is columnar), ``reuse-inplace/budget10`` paces its replayed sources with a 10 s latency
+budget (``--latency-budget``; a batch when 1,000 seq wait or the oldest nears 10 s). With a
+budget, a rate counts as sustained against the budget: a backlog growing by at most two
+budgets' worth, and p99 latency under 1.25 budgets plus a trigger.
 
 Issue 22's scaling table: ``--master local[1]`` or ``local[2]`` (or ``spark://...``, a running
 cluster), ``--keying sensor`` (RIoT's keyed tasks per sensor instead of per field), and for the
@@ -85,6 +90,8 @@ def split_mode(mode: str) -> tuple[str, dict[str, Any]]:
     ('default-inplace', {'split': True})
     >>> split_mode("reuse-inplace+k1u2/apps")
     ('reuse-inplace', {'k_safe': 1, 'replicate_min_users': 2, 'replicas': 'apps'})
+    >>> split_mode("reuse-inplace/per-event"), split_mode("default-inplace/budget10")
+    (('reuse-inplace', {'columnar': False}), ('default-inplace', {'latency_budget_s': 10.0}))
     """
     mode, slash, how = mode.partition("/")
     extra: dict[str, Any] = {}
@@ -93,8 +100,13 @@ def split_mode(mode: str) -> tuple[str, dict[str, Any]]:
             extra["split"] = True
         elif how == "apps":
             extra["replicas"] = "apps"
+        elif how == "per-event":
+            extra["columnar"] = False
+        elif how.startswith("budget"):
+            extra["latency_budget_s"] = float(how.removeprefix("budget"))
         else:
-            raise SparkRuntimeError(f"unknown mode suffix /{how} (/split or /apps)")
+            raise SparkRuntimeError(f"unknown mode suffix /{how} (/split, /apps, /per-event "
+                                    "or /budgetS)")
     mode, _, match = mode.partition("~")
     if match:
         extra["match"] = match
@@ -120,6 +132,7 @@ def cell(mode: str, rate: float, args: argparse.Namespace) -> dict[str, Any]:
     base, ksafe = split_mode(mode)
     pol = live_policy(base)
     order = [op.dag for op in seq_trace([f.id for f in flows], seed=1) if op.op == "submit"]
+    budget = ksafe.get("latency_budget_s")
     by_id = {f.id: f for f in flows}
     if ksafe.pop("replicas", None) == "apps":
         return apps_cell(mode, rate, args, by_id, order, pol.mode.value, ksafe)
@@ -169,8 +182,9 @@ def cell(mode: str, rate: float, args: argparse.Namespace) -> dict[str, Any]:
         out.update({"cores": round(sum(by.values()), 3), "by_process": by,
                     "outputs": n_out, "p50_ms": percentile(lat, 50), "p99_ms": p99,
                     "backlog_start": b0, "backlog_end": b1, **rt.counts(),
-                    "sustained": n_out > 0 and grew <= 2 * args.trigger * rate
-                    and p99 is not None and p99 < p99_limit_ms(args.trigger)})
+                    "sustained": n_out > 0 and grew <= 2 * max(args.trigger, budget or 0) * rate
+                    and p99 is not None and p99 < (p99_limit_ms(args.trigger) if budget is None
+                                                   else 1250.0 * budget + 1000 * args.trigger)})
     finally:
         meter.stop()
         rt.close()
