@@ -61,6 +61,8 @@ from reuse.runtime.spread import Spread, compare, difference_range, interleave, 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from provenance import raw_file  # noqa: E402
+
 
 def backlog(rt: Any) -> int:
     """Emitted but unprocessed source seq of the slowest query (0 when all caught up)."""
@@ -427,13 +429,13 @@ def main() -> None:
             res["cells"].append(r)
             show(r, floor)
             if args.json:
-                Path(args.json).write_text(json.dumps(res, indent=1))
+                raw_file(args.json, res)
         if args.repeat > 1:
             pairs_here = pairs(modes, [p for p in extra if set(p) <= set(modes)])
             res["spread"][f"{rate:g}"] = report(rate, modes, cells, pairs_here, floor,
                                                 args.repeat)
             if args.json:
-                Path(args.json).write_text(json.dumps(res, indent=1))
+                raw_file(args.json, res)
     for mode in filter(None, args.max_rate.split(",")):
         ok, bad = 0.0, None
         rate = 250.0
@@ -455,7 +457,7 @@ def main() -> None:
         res["max_rate"][mode] = {"sustained": ok, "failed_at": bad, "probes": probes}
         print(f"  {mode}: highest sustained rate {ok:g}/s (not at {bad})", flush=True)
         if args.json:
-            Path(args.json).write_text(json.dumps(res, indent=1))
+            raw_file(args.json, res)
 
 
 if __name__ == "__main__":

@@ -67,6 +67,7 @@ def main() -> None:
     trigger = 2.0
     for path in args.runs:
         res = json.loads(Path(path).read_text())
+        res = res.get("results", res)  # a raw file with its provenance header
         a = res["args"]
         trigger = float(a.get("trigger", 2.0))
         master = a.get("master", "local[2]")
