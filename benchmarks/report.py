@@ -726,6 +726,8 @@ def registry() -> dict[str, Entry]:
         Entry("compose", ("compose.json",), _compose),
         # benchmarks/runtime_rates.py, issue 35: a latency budget at 10 events/s
         Entry("rates_pace", ("rates_pace.json",), _rates_issue35),
+        # benchmarks/runtime_rates.py, issue 35: the shards columnar or per event at 300/s
+        Entry("rates_columnar", ("rates_columnar.json",), _rates_issue35),
         # benchmarks/limit.py --json docs/bench/floor.json: both floors (issue 35)
         Entry("floor", ("floor.json",), _floor_table),
         # decided by benchmarks/decide.py (issue 33, item 3): Figure 3, paired by step
