@@ -4,8 +4,8 @@
 #   ./scripts/test.sh           everything: two pytest processes at once, the Spark and browser
 #                               tests in this one (slowest 20 listed), the others beside it;
 #                               about 15 minutes on a fresh clone with set-up (2026-11-27, at
-#                               7dcd2fb: 14 min 57 s; the Spark lane 14 min 07 s, the rest
-#                               3 min 33 s beside it)
+#                               9a8ca13: 15 min 29 s; the Spark lane 14 min 31 s, the rest
+#                               6 min 52 s beside it)
 #   ./scripts/test.sh --fast    no Spark, no browser, no notebook batch: the developer's loop
 #                               (under 3 minutes)
 # $REUSE_REQUIRE=redis,browser,data,mqtt,namespaces (.ci/run sets it) fails the tests that would skip for want
