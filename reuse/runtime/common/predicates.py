@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from reuse.core.errors import ReuseError
 from reuse.tasks.base import Event, Predicates, Task
@@ -102,15 +102,25 @@ def compiled(type_name: str, members: Sequence[Task]) -> Predicates:
     """``fuse`` of built member tasks, compiled once per worker process for the same task
     objects (stateless tasks are cached per process, so a group's members are the same objects
     batch after batch). The cache holds the tasks, so their ids are not reused while cached."""
+    return cast(Predicates, _cached_fuse(
+        _COMPILED, members, lambda: fusable_type(type_name),
+        f"task type {type_name} declares no fusable predicate"))
+
+
+def _cached_fuse(cache: dict[tuple[int, ...], tuple[tuple[Task, ...], Any]],
+                 members: Sequence[Task], cls: Callable[[], Any], missing: str) -> Any:
+    """``cls().fuse(members)``, kept in ``cache`` by the members' ids (with the members, so
+    their ids are not reused while cached), a bounded cache cleared when full; ``missing``
+    is the error when ``cls()`` is ``None``."""
     key = tuple(id(t) for t in members)
-    hit = _COMPILED.get(key)
+    hit = cache.get(key)
     if hit is None:
-        cls = fusable_type(type_name)
-        if cls is None:
-            raise ReuseError(f"task type {type_name} declares no fusable predicate")
-        if len(_COMPILED) >= _MAX_COMPILED:
-            _COMPILED.clear()
-        hit = _COMPILED[key] = (tuple(members), cls.fuse(members))
+        c = cls()
+        if c is None:
+            raise ReuseError(missing)
+        if len(cache) >= _MAX_COMPILED:
+            cache.clear()
+        hit = cache[key] = (tuple(members), c.fuse(members))
     return hit[1]
 
 
@@ -138,16 +148,8 @@ def compiled_selectors(type_name: str, members: Sequence[Task]) -> Selectors:
     """The columnar :func:`compiled`: the :func:`fused_kernel`'s ``fuse`` of built member
     tasks, once per worker process for the same task objects (held, so their ids are not
     reused while cached)."""
-    key = tuple(id(t) for t in members)
-    hit = _SELECTORS.get(key)
-    if hit is None:
-        cls = fused_kernel(type_name)
-        if cls is None:
-            raise ReuseError(f"task type {type_name} has no fused kernel")
-        if len(_SELECTORS) >= _MAX_COMPILED:
-            _SELECTORS.clear()
-        hit = _SELECTORS[key] = (tuple(members), cls.fuse(members))
-    return hit[1]
+    return cast("Selectors", _cached_fuse(_SELECTORS, members, lambda: fused_kernel(type_name),
+                                        f"task type {type_name} has no fused kernel"))
 
 
 def run_group(tasks: Sequence[Task], windows: Sequence[tuple[int, int]], records: Sequence[bool],
