@@ -99,13 +99,15 @@ class LedgerSource(_LedgerSourceRequired, total=False):
     """Where the source events came from. ``kind`` ``"replay"``: generated (the reference
     generates them too). ``"mqtt"`` (the shared query, broker-fed): ``broker`` (its URL),
     ``counts`` (per MQTT topic, :meth:`reuse.runtime.dataplane.mqtt.TopicCounts.to_dict`),
-    ``published`` (output topic -> outputs published) and ``recorded`` (the directory of
-    the events received, which the reference runs on)."""
+    ``published`` (output topic -> outputs published), ``recorded`` (the directory of
+    the events received, which the reference runs on) and ``restarts`` (the run's own servers
+    found dead and started again, :class:`reuse.runtime.dataplane.keeper.Restart` as dicts)."""
 
     broker: str
     counts: dict[str, dict[str, int | str]]
     published: dict[str, int]
     recorded: str
+    restarts: list[dict[str, int | str | None]]
 
 
 class _LedgerRequired(TypedDict):

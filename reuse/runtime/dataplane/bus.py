@@ -44,6 +44,7 @@ Nothing here imports Spark.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -57,6 +58,8 @@ __all__ = ["Bus", "BusError", "FileBus", "RedisBus", "make_bus"]
 
 
 _EXT = ".frame"
+#: Seconds between a patient Redis client's tries (:class:`RedisBus` ``patience_s``).
+_RETRY_S = 0.25
 
 
 class BusError(SparkRuntimeError):
@@ -276,26 +279,47 @@ class RedisBus(Bus):
 
     kind = "redis"
 
-    def __init__(self, url: str, prefix: str = "reuse:") -> None:
+    def __init__(self, url: str, prefix: str = "reuse:", *, patience_s: float = 0.0) -> None:
         self.url = url
         self.prefix = prefix
+        self.patience_s = patience_s
         self._client: Any = None
         self._publish: Any = None
         self._truncate: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"url": self.url, "prefix": self.prefix, "_client": None, "_publish": None,
-                "_truncate": None}
+        return {"url": self.url, "prefix": self.prefix, "patience_s": self.patience_s,
+                "_client": None, "_publish": None, "_truncate": None}
 
     def spec(self) -> dict[str, str]:
-        return {"bus": "redis", "url": self.url, "prefix": self.prefix}
+        spec = {"bus": "redis", "url": self.url, "prefix": self.prefix}
+        if self.patience_s > 0:
+            spec["patience_s"] = f"{self.patience_s:g}"
+        return spec
 
     @property
     def client(self) -> Any:
+        """The Redis client. With ``patience_s`` a call whose connection is refused or broken
+        is tried again every 0.25 s for that long, so every reader and writer of the bus rides
+        through a restart of a durable server (issue 34: the run's Redis is restarted when it
+        dies, :mod:`~reuse.runtime.dataplane.keeper`). Retrying is safe here: a publish is
+        idempotent per key and the rest are reads. Without it a call fails at once (a caller
+        waiting for a server to come up polls)."""
         if self._client is None:
             import redis
 
-            self._client = redis.Redis.from_url(self.url)
+            opts: dict[str, Any] = {}
+            if self.patience_s > 0:
+                from redis.backoff import ConstantBackoff
+                from redis.exceptions import ConnectionError as RedisConnectionError
+                from redis.exceptions import TimeoutError as RedisTimeoutError
+                from redis.retry import Retry
+
+                tries = max(1, math.ceil(self.patience_s / _RETRY_S))
+                opts = {"retry": Retry(ConstantBackoff(_RETRY_S), tries),
+                        "retry_on_error": [RedisConnectionError, RedisTimeoutError,
+                                           ConnectionError]}
+            self._client = redis.Redis.from_url(self.url, **opts)
         return self._client
 
     def _redis_keys(self, topic: str) -> list[str]:
@@ -355,7 +379,8 @@ def make_bus(spec: dict[str, str]) -> Bus:
     if spec.get("bus", "file") == "file":
         return FileBus(spec["root"])
     if spec["bus"] == "redis":
-        return RedisBus(spec["url"], spec.get("prefix", "reuse:"))
+        return RedisBus(spec["url"], spec.get("prefix", "reuse:"),
+                        patience_s=float(spec.get("patience_s", 0)))
     raise ValueError(f"unknown bus {spec['bus']!r}")
 
 

@@ -19,6 +19,14 @@ Clients give it in the URL: ``mqtt://reuse:PASSWORD@host:port``.
 The broker runs in the foreground of a new session, so it outlives the command that started it; :func:`status` and :func:`stop` find it by the recorded PID, and a PID
 counts only while ``/proc`` shows a mosquitto running this folder's config (a PID the system
 gave to another process since is not ours). Nothing else is ever signalled.
+
+**It is started again when it dies (issue 34).** The broker runs under a keeper process
+(:mod:`~reuse.runtime.dataplane.keep_alive`, its PID in ``pids/keeper.pid``) that starts it
+again on the same port and config, records each death in ``restarts.jsonl``
+(:func:`restarts`), and is stopped first by :func:`stop`. The broker keeps nothing on disk, so
+what it held dies with it; its clients make up for that (the ingest's subscription is renewed
+on reconnect, and the publisher sends its last seconds again:
+:mod:`~reuse.runtime.dataplane.publish`), and a broker-fed run goes on with nothing lost.
 """
 
 from __future__ import annotations
@@ -34,9 +42,11 @@ from typing import Any
 
 from reuse.runtime.common.files import write_text
 from reuse.runtime.common.run_secrets import beyond_loopback, run_secret, secret_file
+from reuse.runtime.dataplane import keep_alive
 from reuse.runtime.dataplane.mqtt import DEFAULT_PORT, BrokerUrl, MqttError
 
-__all__ = ["DEFAULT_DIR", "mosquitto_exe", "config_text", "pid", "start", "stop", "status"]
+__all__ = ["DEFAULT_DIR", "mosquitto_exe", "config_text", "pid", "start", "stop", "status",
+           "restarts"]
 
 DEFAULT_DIR = Path("results") / "mqtt-broker"
 #: Per subscriber, QoS 1 messages the broker queues beyond those in flight before it drops
@@ -107,7 +117,39 @@ def config_text(port: int, listen: str = "127.0.0.1", password_file: Path | None
 
 def _paths(d: Path) -> dict[str, Path]:
     return {"conf": d / "mosquitto.conf", "log": d / "mosquitto.log",
-            "pid": d / "pids" / "mosquitto.pid", "info": d / "broker.json"}
+            "pid": d / "pids" / "mosquitto.pid", "info": d / "broker.json",
+            "keeper": d / "pids" / "keeper.pid", "restarts": d / "restarts.jsonl"}
+
+
+def _keeper(d: Path) -> int | None:
+    """The PID of the keeper of the broker started from ``d`` (it restarts the broker when it
+    dies, :mod:`~reuse.runtime.dataplane.keep_alive`), if it still runs."""
+    paths = _paths(d)
+    try:
+        k = int(paths["keeper"].read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+    try:
+        done, _ = os.waitpid(k, os.WNOHANG)  # our child (started by this process): running
+        return None if done == k else k      # unless just reaped (its /proc may be empty yet)
+    except ChildProcessError:
+        pass
+    try:
+        argv = Path(f"/proc/{k}/cmdline").read_bytes().split(b"\x00")
+    except OSError:
+        return None
+    return k if (b"reuse.runtime.dataplane.keep_alive" in argv
+                 and str(paths["pid"]).encode() in argv) else None
+
+
+def restarts(d: str | os.PathLike[str] = DEFAULT_DIR) -> list[dict[str, int]]:
+    """The deaths of the broker started from ``d`` that its keeper restarted it after:
+    ``died_ms``, ``back_ms``, ``rc`` each (the process's return code: ``-9`` for SIGKILL)."""
+    path = _paths(Path(d).resolve())["restarts"]
+    try:
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    except FileNotFoundError:
+        return []
 
 
 def _alive(p: int, conf: Path) -> bool:
@@ -243,27 +285,50 @@ def start(d: str | os.PathLike[str] = DEFAULT_DIR, *, port: int = DEFAULT_PORT,
         _hashed_password_file(password_file, USER, secret)
     paths["conf"].write_text(config_text(port, listen, password_file))
     log = os.open(paths["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    paths["pid"].unlink(missing_ok=True)
+    paths["restarts"].unlink(missing_ok=True)
+    # the broker under a keeper that starts it again when it dies (issue 34)
+    argv = keep_alive.command(paths["pid"], paths["restarts"], [exe, "-c", str(paths["conf"])])
     try:
-        p = os.posix_spawn(exe, [exe, "-c", str(paths["conf"])], dict(os.environ),
+        k = os.posix_spawn(argv[0], argv, dict(os.environ),
                            file_actions=[(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                                          (os.POSIX_SPAWN_DUP2, log, 1),
                                          (os.POSIX_SPAWN_DUP2, log, 2)],
                            setsid=True)
     finally:
         os.close(log)
-    paths["pid"].write_text(f"{p}\n")
+    paths["keeper"].write_text(f"{k}\n")
     paths["info"].write_text(json.dumps({"port": port, "url": url, "listen": listen,
                                          "auth": auth}) + "\n")
     deadline = time.monotonic() + timeout_s
-    while not _answers(port, host=here):
-        if not _alive(p, paths["conf"]) or time.monotonic() > deadline:
-            _end(p, paths["conf"])
+    p = None
+    while p is None or not _answers(port, host=here):
+        p = pid(d)
+        if _keeper(d) is None or time.monotonic() > deadline:
+            _stop_keeper(d)
+            if p is not None:
+                _end(p, paths["conf"])
             paths["pid"].unlink(missing_ok=True)
             why = _last_line(paths["log"]) or "no log output"
             raise MqttError(f"mosquitto did not start on port {port}: {why} "
                             f"(log: {paths['log']})")
         time.sleep(0.05)
     return {"url": url, "pids": {"mosquitto": p}, "dir": str(d), "started": True, **extra}
+
+
+def _stop_keeper(d: Path, timeout_s: float = 15.0) -> None:
+    """SIGTERM to the broker's keeper (it stops the broker and restarts nothing after), and
+    wait for it to end."""
+    k = _keeper(d)
+    if k is None:
+        return
+    try:
+        os.kill(k, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout_s
+    while _keeper(d) is not None and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def _hashed_password_file(path: Path, user: str, password: str) -> None:
@@ -310,9 +375,12 @@ def stop(d: str | os.PathLike[str] = DEFAULT_DIR) -> dict[str, Any]:
     paths = _paths(d)
     p = pid(d)
     if p is None:
+        _stop_keeper(d)  # between a death and its restart
         paths["pid"].unlink(missing_ok=True)
         raise MqttError(f"no broker runs from {d} (nothing to stop)")
+    _stop_keeper(d)  # first: it would take the stop for a death
     _end(p, paths["conf"])
+    paths["keeper"].unlink(missing_ok=True)
     left = pid(d)
     if left is None:
         paths["pid"].unlink(missing_ok=True)

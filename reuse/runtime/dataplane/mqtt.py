@@ -21,10 +21,16 @@ for the same ``t0`` and rate.
 **Nothing is dropped silently.** :func:`decode_message` returns a :class:`Message` or a
 :class:`Malformed` that says why (wrong topic, not UTF-8, not JSON, a missing or mistyped
 field, a ``src`` that is not the topic's source); the ingest counts malformed messages per
-MQTT topic (:class:`TopicCounts`) and never appends them. A message whose ``seq`` is not after
-the last one appended on its topic (a QoS 1 redelivery, a publisher restarted at 0) is counted
-as ``stale`` and not appended, since the bus's frames promise increasing ``seq``; a jump
-forward is appended and its skipped ``seq`` are counted as ``missed``.
+MQTT topic (:class:`TopicCounts`) and never appends them. A message whose ``seq`` is on the bus
+already or waiting for the next frame (a QoS 1 redelivery, a publisher restarted at 0 or sending
+its last seconds again) is counted as ``stale`` and not appended twice.
+
+**Order is restored, not assumed (issue 34).** MQTT keeps a session's order, but not across a
+reconnect: after a broker's restart a publisher's resent messages and its new ones interleave.
+The bus's frames promise increasing ``seq``, so each flush writes a source's buffered messages
+sorted, up to the first hole; what lies past a hole waits (at most ``gap_s``) for the hole to be
+filled by a late message. A hole still open after ``gap_s`` (or at :meth:`Ingest.stop`) is
+given up: the messages past it are written and its ``seq`` counted ``missed``.
 
 paho-mqtt is imported only when an :class:`Ingest` starts; everything else here is pure.
 """
@@ -33,6 +39,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
@@ -429,14 +436,14 @@ class TopicCounts:
     malformed
         Messages :func:`decode_message` rejected; ``last_error`` says why the last one was.
     stale
-        Well-formed messages whose ``seq`` was not after the topic's last appended one.
+        Well-formed messages whose ``seq`` was on the bus already, or buffered already.
     missed
-        ``seq`` skipped between consecutive appended messages (lost before the broker, or
-        never published).
+        ``seq`` skipped between consecutive messages written to the bus (lost before the
+        broker, or never published), counted once the hole is given up.
     pending
-        Appended messages not yet written as a frame (0 after :meth:`Ingest.flush`).
+        Appended messages not yet written as a frame (0 after a final :meth:`Ingest.flush`).
     last_seq
-        The last ``seq`` appended (``-1``: none).
+        The largest ``seq`` appended (``-1``: none).
     """
 
     received: int = 0
@@ -491,6 +498,9 @@ class Ingest:
         Take over topics an earlier ingest appended to: ``floor(source)`` is the last ``seq``
         of ``source`` already on the bus, read when the source's first message arrives, so
         what the broker delivers again is counted stale (never appended twice).
+    gap_s
+        How long messages past a hole in a source's ``seq`` wait for it to be filled (see the
+        module docstring).
 
     Examples
     --------
@@ -505,12 +515,19 @@ class Ingest:
     False
     >>> ing.flush(), ing.counts()["sensors/S1"].malformed, ing.bus.size("src:S1")
     (1, 1, 1)
+
+    Out of order: 3 waits for 2, which comes late and is written in its place:
+
+    >>> m = lambda q: f'{{"src":"S1","seq":{q},"ts":0,"payload":""}}'.encode()
+    >>> _ = ing.receive("sensors/S1", m(1)), ing.receive("sensors/S1", m(3))
+    >>> ing.flush(), ing.receive("sensors/S1", m(2)).ok, ing.flush()
+    (1, True, 2)
     """
 
     def __init__(self, bus: Bus, broker: str | BrokerUrl, *, launch: int = 1,
                  flush_s: float = 0.2, client_id: str = "", qos: int = 1,
                  sources: Collection[str] | None = None, persistent: bool = False,
-                 floor: Callable[[str], int] | None = None) -> None:
+                 floor: Callable[[str], int] | None = None, gap_s: float = 3.0) -> None:
         if persistent and not client_id:
             raise MqttError("a persistent MQTT session needs a client id")
         if not 0 <= launch < 10 ** 6:
@@ -525,10 +542,13 @@ class Ingest:
         self.qos = qos
         self.sources = None if sources is None else frozenset(sources)
         self.persistent, self.floor = persistent, floor
+        self.gap_s = gap_s
         self._lock = threading.Lock()  # buffers and counts
-        self._acks: list[int] = []  # the MQTT ids of the buffered messages, acked once written
         self._flush_lock = threading.Lock()  # one flush at a time, so frames keep their order
-        self._pending: dict[str, list[Message]] = {}
+        # source -> seq -> (message, its MQTT id: acked once written)
+        self._pending: dict[str, dict[int, tuple[Message, int | None]]] = {}
+        self._written: dict[str, int] = {}  # source -> the last seq on the bus
+        self._hole_since: dict[str, float] = {}  # source -> when its open hole was first seen
         self._counts: dict[str, dict[str, Any]] = {}
         self._flushes = 0
         self._client: Any = None
@@ -555,33 +575,32 @@ class Ingest:
     def receive(self, topic: str, payload: bytes, mid: int | None = None,
                 ) -> Message | Malformed:
         """Take one message (the MQTT callback's body, ``mid`` its MQTT id): decode it, count
-        it, and buffer it for the next frame when it is well formed and its ``seq`` is new on
-        its topic. A message not buffered is acknowledged at once; a buffered one once its
-        frame is on the bus (:meth:`flush`)."""
+        it, and buffer it for the next frame when it is well formed and its ``seq`` is neither
+        on the bus nor buffered already. A message not buffered is acknowledged at once; a
+        buffered one once its frame is on the bus (:meth:`flush`)."""
         got = decode_message(topic, payload, self.sources)
         floor = self._floor(got)
         keep = False
         with self._lock:
             fresh = topic not in self._counts
             c = self._count(topic)
-            if fresh and floor is not None:
+            if fresh and floor is not None and isinstance(got, Message):
                 c["last_seq"] = floor
+                self._written.setdefault(got.source, floor)
             c["received"] += 1
             if not isinstance(got, Message):
                 c["malformed"] += 1
                 c["last_error"] = got.reason
-            elif got.seq <= c["last_seq"]:
-                c["stale"] += 1
             else:
-                if c["last_seq"] >= 0:
-                    c["missed"] += got.seq - c["last_seq"] - 1
-                c["last_seq"] = got.seq
-                c["appended"] += 1
-                c["pending"] += 1
-                self._pending.setdefault(got.source, []).append(got)
-                keep = True
-                if mid is not None:
-                    self._acks.append(mid)
+                held = self._pending.setdefault(got.source, {})
+                if got.seq <= self._written.get(got.source, -1) or got.seq in held:
+                    c["stale"] += 1
+                else:
+                    held[got.seq] = (got, mid)
+                    c["last_seq"] = max(c["last_seq"], got.seq)
+                    c["appended"] += 1
+                    c["pending"] += 1
+                    keep = True
         if not keep and mid is not None:
             self._ack([mid])
         return got
@@ -592,35 +611,70 @@ class Ingest:
             for mid in mids:
                 client.ack(mid, self.qos)
 
-    def flush(self) -> int:
-        """Append what was received since the last flush, one frame per source; returns the
-        number of messages appended. A bus that fails keeps the messages for the next flush."""
+    def _take(self, source: str, final: bool, now: float) -> list[tuple[Message, int | None]]:
+        """The buffered messages of ``source`` to write now, in ``seq`` order: up to the first
+        hole, or all of them once the hole is ``gap_s`` old or ``final`` (under the lock). The
+        source's last written ``seq`` moves to theirs now, before they are written, so a copy
+        arriving meanwhile is stale (:meth:`flush` moves it back if the write fails)."""
+        held = self._pending.get(source)
+        if not held:
+            return []
+        seqs = sorted(held)
+        written = self._written.get(source)
+        expect = seqs[0] if written is None else written + 1
+        upto = 0
+        while upto < len(seqs) and seqs[upto] == expect:
+            upto, expect = upto + 1, expect + 1
+        if upto < len(seqs):  # a hole at expect
+            since = self._hole_since.setdefault(source, now)
+            if final or now - since >= self.gap_s:
+                upto = len(seqs)
+                self._hole_since.pop(source, None)
+        else:
+            self._hole_since.pop(source, None)
+        if upto:
+            self._written[source] = seqs[upto - 1]
+        return [held.pop(q) for q in seqs[:upto]]
+
+    def flush(self, *, final: bool = False) -> int:
+        """Append what can be written now, one frame per source (see the module docstring on
+        holes; ``final``: give every hole up); returns the number of messages appended. A bus
+        that fails keeps the messages for the next flush."""
         with self._flush_lock:
+            now = time.monotonic()
             with self._lock:
-                batch, self._pending = self._pending, {}
-                mids, self._acks = self._acks, []
+                before = dict(self._written)
+                batch = {src: got for src in list(self._pending)
+                         if (got := self._take(src, final, now))}
             if not batch:
-                self._ack(mids)
                 return 0
             self._flushes += 1
             key = f"{self.launch:06d}-{self._flushes:09d}"
             done = 0
             try:
-                for source, msgs in batch.items():
-                    self.bus.publish(bus_topic(source),
-                                     key, encode_frame(msgs[-1].seq, [m.text for m in msgs]))
+                for source, msgs in list(batch.items()):
+                    self.bus.publish(bus_topic(source), key,
+                                     encode_frame(msgs[-1][0].seq, [m.text for m, _ in msgs]))
                     with self._lock:
-                        self._count(msgs[0].topic)["pending"] -= len(msgs)
+                        c = self._count(msgs[0][0].topic)
+                        c["pending"] -= len(msgs)
+                        written = before.get(source)
+                        first = msgs[0][0].seq if written is None else written + 1
+                        c["missed"] += msgs[-1][0].seq - first + 1 - len(msgs)
                     done += len(msgs)
-                    batch[source] = []
+                    self._ack([mid for _, mid in msgs if mid is not None])  # may be forgotten
+                    del batch[source]
             except BaseException:
-                with self._lock:  # put back what was not written, ahead of newer messages
+                with self._lock:  # put back what was not written
                     for source, msgs in batch.items():
-                        if msgs:
-                            self._pending[source] = msgs + self._pending.get(source, [])
-                    self._acks = mids + self._acks  # acked once written, by a later flush
+                        held = self._pending.setdefault(source, {})
+                        for m, mid in msgs:
+                            held[m.seq] = (m, mid)
+                        if source in before:
+                            self._written[source] = before[source]
+                        else:
+                            self._written.pop(source, None)
                 raise
-            self._ack(mids)  # on the bus: the broker may forget them
             return done
 
     def counts(self) -> dict[str, TopicCounts]:
@@ -643,6 +697,9 @@ class Ingest:
 
         client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=self.client_id,
                              clean_session=not self.persistent, manual_ack=True)
+        # a broker that died and was started again is found within 2 s (paho's default
+        # backs off to 2 minutes); on_connect subscribes again (issue 34)
+        client.reconnect_delay_set(1, 2)
 
         refused: list[str] = []
 
@@ -732,7 +789,7 @@ class Ingest:
             self._flusher = None
         if self._failure is None:
             try:
-                self.flush()
+                self.flush(final=True)
             except Exception as exc:  # noqa: BLE001 - reported below, as one line
                 self._failure = exc
         if self._failure is not None:

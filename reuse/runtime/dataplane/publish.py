@@ -14,6 +14,14 @@ clock (``m0``: when publishing began), and each stream's event ``seq`` is sent a
 in stream order, never earlier. Times are computed from ``m0``, not from the previous send, so
 a late send (a busy machine) is followed by a catch-up burst and the rate does not drift.
 Messages go with QoS 1: a message counts as sent once the broker acknowledged it.
+
+**A broker that dies and comes back loses nothing (issue 34).** The client reconnects by
+itself (within :data:`RECONNECT_MAX_S`) and sends again what the broker had not acknowledged.
+What it had acknowledged but not yet delivered died with it (``reuse broker start`` keeps no
+persistence), so on every reconnect the publisher also sends again the messages of the last
+:data:`REWIND_S` seconds before the connection dropped, as they were first sent. A subscriber
+that has them already drops them by ``seq`` (the ingest counts them ``stale``): at least once
+from here, exactly once on the bus.
 """
 
 from __future__ import annotations
@@ -200,6 +208,12 @@ class PublishReport:
         return line + (f"; {self.unacked} not acknowledged by the broker" if self.unacked else "")
 
 
+#: Seconds of messages sent again after a reconnect (see the module docstring).
+REWIND_S = 2.0
+#: The longest wait between two attempts to reconnect to a broker that went away.
+RECONNECT_MAX_S = 2
+
+
 def _positive_rate(rate: float) -> float:
     """``rate`` as a float, or the one-line error of a rate that is not positive."""
     if not rate > 0:
@@ -261,6 +275,13 @@ class Publisher:
         self._waiting: deque[tuple[str, Any]] = deque()  # (topic, message info) not yet acked
         self._sent = dict.fromkeys(self.topics, 0)
         self._client: Any = None
+        # (when sent on the monotonic clock, topic, payload) over the last REWIND_S seconds
+        self._recent: deque[tuple[float, str, bytes]] = deque()
+        self._connects = 0  # connections made (paho's thread counts them)
+        self._dropped_at: float | None = None  # when the connection last dropped
+        self._rewound_connects = 1
+        self.republished = 0  # messages sent again after a reconnect
+        self._acked: set[int] = set()  # message ids acknowledged (paho's thread adds them)
 
     def connect(self, client: Any = None) -> Publisher:
         """Connect to the broker (a one-line :class:`MqttError` when it is down); ``client``:
@@ -272,6 +293,10 @@ class Publisher:
 
         client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, clean_session=True)
         client.max_inflight_messages_set(1000)
+        client.reconnect_delay_set(1, RECONNECT_MAX_S)
+        client.on_connect = self._on_connect
+        client.on_disconnect = self._on_disconnect
+        client.on_publish = self._on_publish
         self.broker.authenticate(client)
         try:
             client.connect(self.broker.host, self.broker.port, keepalive=30)
@@ -280,6 +305,44 @@ class Publisher:
         client.loop_start()
         self._client = client
         return self
+
+    def _on_connect(self, c: Any, userdata: Any, flags: Any, reason: Any, props: Any) -> None:
+        if not reason.is_failure:
+            self._connects += 1
+
+    def _on_disconnect(self, c: Any, userdata: Any, flags: Any, reason: Any,
+                       props: Any) -> None:
+        if self._dropped_at is None:
+            self._dropped_at = self.clock()
+
+    def _on_publish(self, c: Any, userdata: Any, mid: int, reason: Any, props: Any) -> None:
+        self._acked.add(mid)
+
+    def _published(self, info: Any) -> bool:
+        """Whether the broker acknowledged the message. One published while the connection
+        was down is sent on the reconnect, but paho's info keeps the "not connected" code and
+        never says so: its acknowledgement is seen by its id (``on_publish``) instead."""
+        try:
+            return bool(info.is_published())
+        except RuntimeError:
+            if info.mid in self._acked:
+                self._acked.discard(info.mid)
+                return True
+            return False
+
+    def _rewind(self) -> None:
+        """After a reconnect: send again the messages of the last :data:`REWIND_S` seconds
+        before the connection dropped (see the module docstring)."""
+        connects = self._connects
+        if connects <= self._rewound_connects:
+            return
+        self._rewound_connects = connects
+        dropped = self._dropped_at if self._dropped_at is not None else self.clock()
+        self._dropped_at = None
+        for sent_at, topic, payload in list(self._recent):
+            if sent_at >= dropped - REWIND_S:
+                self._client.publish(topic, payload, qos=1)
+                self.republished += 1
 
     def halt(self) -> None:
         """Make :meth:`run` return after its current send (from another thread)."""
@@ -317,10 +380,16 @@ class Publisher:
             if self._first is None:
                 self._first = now
             self._last = now
+            self._rewind()
             for s, topic in zip(self.streams, self.topics, strict=True):
-                info = self._client.publish(topic, message(s, seq, self.t0_ms, self.rate,
-                                                           self.data_dir), qos=1)
+                payload = message(s, seq, self.t0_ms, self.rate, self.data_dir)
+                info = self._client.publish(topic, payload, qos=1)
                 self._waiting.append((topic, info))
+                self._recent.append((now, topic, payload))
+            # kept from REWIND_S before the last drop while a reconnect is pending
+            horizon = min(now, self._dropped_at if self._dropped_at is not None else now)
+            while self._recent and self._recent[0][0] < horizon - REWIND_S:
+                self._recent.popleft()
             self._settle()
             self._next = seq + 1
             if self.on_send is not None:
@@ -339,7 +408,7 @@ class Publisher:
     def _settle(self) -> None:
         """Count the acknowledged messages at the head of the queue (the broker acknowledges
         in order), so the queue holds only what is in flight."""
-        while self._waiting and self._waiting[0][1].is_published():
+        while self._waiting and self._published(self._waiting[0][1]):
             self._sent[self._waiting.popleft()[0]] += 1
 
     def close(self, timeout_s: float = 10.0) -> PublishReport:
@@ -357,7 +426,7 @@ class Publisher:
             self._client = None
         unacked = 0
         for topic, info in self._waiting:  # acknowledged out of order, or never
-            if info.is_published():
+            if self._published(info):
                 self._sent[topic] += 1
             else:
                 unacked += 1

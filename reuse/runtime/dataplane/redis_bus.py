@@ -2,7 +2,9 @@
 
 The server runs with no persistence (``--save ''``, ``--appendonly no``) on a free port, its
 working directory inside the run directory; :class:`Broker` knows its PID so the CPU meter can
-count it and ``stop`` ends exactly that process.
+count it and ``stop`` ends exactly that process. A broker-fed run's server is durable instead
+(an append-only file, fsynced per write), and :meth:`Broker.restart` starts it again as it was
+when it dies (issue 34, :mod:`~reuse.runtime.dataplane.keeper`).
 """
 
 from __future__ import annotations
@@ -31,14 +33,40 @@ class Broker:
     port: int
     proc: subprocess.Popen[bytes]
     password: str | None = None
+    argv: tuple[str, ...] = ()  # how it was started: :meth:`restart` starts it so again
+    workdir: Path | None = None
+    durable: bool = False
 
     @property
     def url(self) -> str:
         auth = f":{self.password}@" if self.password else ""
         return f"redis://{auth}127.0.0.1:{self.port}/0"
 
-    def bus(self) -> RedisBus:
-        return RedisBus(self.url)
+    def bus(self, *, patience_s: float = 0.0) -> RedisBus:
+        return RedisBus(self.url, patience_s=patience_s)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def restart(self, timeout_s: float = 20.0) -> None:
+        """Start the server again as it was started, on the same port and folder, after it
+        died (issue 34: :class:`~reuse.runtime.dataplane.keeper.Keeper`). A durable server
+        loads its append-only file, so it holds everything it had answered; its clients
+        reconnect by themselves (:class:`~reuse.runtime.dataplane.bus.RedisBus`
+        ``patience_s``). A server that did not die is left as it is.
+
+        Raises
+        ------
+        SparkRuntimeError
+            It could not be started again (the port taken meanwhile, the file unreadable).
+        """
+        if self.alive():
+            return
+        if not self.argv or self.workdir is None:
+            raise SparkRuntimeError("this redis-server was not started by start_redis")
+        self.proc = _launch(list(self.argv), self.workdir)
+        self.pid = self.proc.pid
+        _wait_answers(self, self.workdir, timeout_s)
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -98,18 +126,29 @@ def start_redis(workdir: str | os.PathLike[str], port: int | None = None, *,
         conf = d / "auth.conf"
         write_text(conf, f"requirepass {password}\n", private=True)
         config = [str(conf)]
-    proc = subprocess.Popen([exe, *config, "--bind", "127.0.0.1", "--port", str(port), "--save",
-                             "", *keep, "--dir", str(d), "--protected-mode", "yes"],
-                            stdout=open(d / "redis.log", "ab"), stderr=subprocess.STDOUT)
-    broker = Broker(proc.pid, port, proc, password)
-    deadline = time.time() + 20
+    argv = [exe, *config, "--bind", "127.0.0.1", "--port", str(port), "--save", "", *keep,
+            "--dir", str(d), "--protected-mode", "yes"]
+    proc = _launch(argv, d)
+    broker = Broker(proc.pid, port, proc, password, tuple(argv), d, durable)
+    _wait_answers(broker, d, 20.0)
+    return broker
+
+
+def _launch(argv: list[str], d: Path) -> subprocess.Popen[bytes]:
+    with open(d / "redis.log", "ab") as log:
+        return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+
+
+def _wait_answers(broker: Broker, d: Path, timeout_s: float) -> None:
+    """Wait until the server answers a ping; stop it and raise if it dies or stays silent."""
+    deadline = time.time() + timeout_s
     while True:
         try:
             if broker.bus().client.ping():
-                return broker
+                return
         except Exception:  # noqa: BLE001 - not up yet
             pass
-        if proc.poll() is not None or time.time() > deadline:
+        if broker.proc.poll() is not None or time.time() > deadline:
             broker.stop()
             raise SparkRuntimeError(f"redis-server did not start; see {d / 'redis.log'}")
         time.sleep(0.1)

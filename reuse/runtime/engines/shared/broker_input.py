@@ -43,9 +43,19 @@ the publishers send meanwhile waits in the broker's session. A resumed input
 delivers again is below the bus's last ``seq`` of its source and counted stale, never appended
 twice), and numbers its frames after its predecessor's (``ingest.json``). Outputs published on
 ``out/...`` are at least once across a death: the egress cursor is saved once everything
-published before it was acknowledged. What the broker itself holds is the broker's to keep:
-``reuse broker start`` runs mosquitto without persistence, so a broker that dies loses its
-queued messages (issue 34).
+published before it was acknowledged. What the broker itself holds dies with it
+(``reuse broker start`` keeps nothing on disk), but its keeper starts it again, the ingest
+resubscribes, and the publisher sends its last seconds again
+(:mod:`~reuse.runtime.dataplane.publish`), so the bus still gets every ``seq`` once (issue 34).
+Outputs on ``out/...`` published while the broker is down are resent to it, but a consumer
+gets them only if subscribed again by then: MQTT keeps nothing for a consumer across a
+broker's death without persistence.
+
+**The Redis of our own is restarted when it dies (issue 34).** A
+:class:`~reuse.runtime.dataplane.keeper.Keeper` starts it again from its append-only file on
+the same port; every bus client (the ingest, the ready mark, the egress, and the shards on the
+executors through the bus spec) retries a refused call for :data:`PATIENCE_S`, so the run goes
+on without a failed batch. The restarts are in the ledger (``source.restarts``).
 """
 
 from __future__ import annotations
@@ -69,6 +79,7 @@ from reuse.runtime.dataplane.broker_feed import (
 )
 from reuse.runtime.dataplane.bus import Bus, RedisBus
 from reuse.runtime.dataplane.frames import decode_frame
+from reuse.runtime.dataplane.keeper import Keeper
 from reuse.runtime.dataplane.mqtt import (
     SUBSCRIPTION,
     BrokerUrl,
@@ -102,6 +113,7 @@ def _connect(url: BrokerUrl) -> Any:
 
     client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, clean_session=True)
     client.max_inflight_messages_set(1000)
+    client.reconnect_delay_set(1, 2)  # a restarted broker is found again within 2 s
     url.authenticate(client)
     try:
         client.connect(url.host, url.port, keepalive=30)
@@ -125,6 +137,10 @@ READY = "ready"
 
 #: Seconds over which :meth:`BrokerInput.arrival_rate` measures the stream's rate.
 RATE_S = 10.0
+
+#: Seconds a bus call waits for the Redis to answer again (it is restarted when it dies, in
+#: well under a second; a server that stays down fails the call after this).
+PATIENCE_S = 20.0
 
 
 class BrokerInput:
@@ -165,15 +181,18 @@ class BrokerInput:
         self.ready_file = self.root / "ckpt" / "shared" / READY
         self.ready_file.parent.mkdir(parents=True, exist_ok=True)
         self._redis: Any = None
+        self.keeper = Keeper({})
         if bus_url is None:
             from reuse.runtime.dataplane.redis_bus import start_redis
 
             # its own password (issue 34: a client without the run's secret is refused)
             self._redis = start_redis(self.root / "redis", durable=True,
                                       password=run_secret(self.root, "redis"))
-            self.bus: Bus = self._redis.bus()
+            self.bus: Bus = self._redis.bus(patience_s=PATIENCE_S)
+            # restarted from its file when it dies (issue 34); the clients wait for it
+            self.keeper = Keeper({"redis": self._redis}).start()
         else:
-            self.bus = RedisBus(bus_url)
+            self.bus = RedisBus(bus_url, patience_s=PATIENCE_S)
         self.ingest = Ingest(self.bus, self.url, flush_s=tick_s, launch=self._launch(resume),
                              client_id=_client_id(self.root), persistent=True,
                              floor=(lambda s: last_seq(self.bus, s)) if resume else None)
@@ -396,7 +415,12 @@ class BrokerInput:
         finally:
             self._stop_redis()
 
+    def restarts(self) -> list[dict[str, Any]]:
+        """The run's own servers found dead and started again (:class:`Keeper` events)."""
+        return self.keeper.record()
+
     def _stop_redis(self) -> None:
+        self.keeper.stop()  # before the stop, which it would take for a death
         if self._redis is not None:
             self._redis.stop()
             self._redis = None

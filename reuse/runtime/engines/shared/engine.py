@@ -840,7 +840,8 @@ class InplaceRuntime:
             upto = self.handler.processed if self.handler is not None else 0
             source = {"kind": "mqtt", "broker": str(self.broker.url),
                       "counts": {t: c.to_dict() for t, c in self.broker.counts().items()},
-                      "published": dict(self.broker.published)}
+                      "published": dict(self.broker.published),
+                      "restarts": self.broker.restarts()}
             if self.broker.open:
                 source["recorded"] = str(self.broker.record(upto))
             elif (self.root / "recorded").is_dir():

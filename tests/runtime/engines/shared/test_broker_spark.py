@@ -1,7 +1,8 @@
 """The shared query fed by a real MQTT broker (issue 23): Mosquitto, the publisher, the ingest
 into Redis, shards reading their ranges from the bus.
 
-One run: a merge, a killed Python worker mid-batch, an unmerge. The outputs must equal the
+One run: a merge, a killed Python worker mid-batch, the run's Redis killed (and restarted by
+its keeper), an unmerge. The outputs must equal the
 reference execution on the events the bus recorded (lost = duplicated = 0), no task may
 output outside its window, and a malformed message is counted, not appended.
 """
@@ -9,6 +10,8 @@ output outside its window, and a malformed message is counted, not appended.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import threading
 import time
 from collections import Counter
@@ -87,6 +90,14 @@ def test_broker_fed_merge_kill_unmerge(spark: Any, tmp_path: Path, mqtt_broker: 
             time.sleep(0.05)
         killed = kill_workers_until_failure(
             rt, lambda: rt.handler is not None and rt.handler.in_batch)
+        # the run's own Redis (the ingest's bus, the shards' input) killed by PID: started
+        # again from its file, and the run goes on (issue 34)
+        (redis_pid,) = rt.broker.pids
+        os.kill(redis_pid, signal.SIGKILL)
+        hw = rt.qhw()
+        while rt.qhw() < hw + 40:
+            rt.poll()
+            time.sleep(0.05)
         removed = rt.remove("stats-sys")
         rt.wait_processed(removed["R"] + 60, timeout_s=120)
         limit = rt.qhw() + 1
@@ -103,6 +114,8 @@ def test_broker_fed_merge_kill_unmerge(spark: Any, tmp_path: Path, mqtt_broker: 
     assert killed and rt.failures, "killing workers mid-batch never failed the query"
     src = ledger["source"]
     assert src["kind"] == "mqtt"
+    (restart,) = src["restarts"]
+    assert restart["service"] == "redis" and restart["back_ms"] is not None, restart
     counts = src["counts"]["sensors/SYS"]
     assert counts["malformed"] == 1 and "JSON" in counts["last_error"], counts
     recorded = load_recorded(src["recorded"])["SYS"]

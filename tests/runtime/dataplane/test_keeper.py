@@ -1,0 +1,160 @@
+"""A broker-fed run's own Redis killed by PID (``kill -9``) is started again by the keeper, and
+the ingest in front of it loses nothing (issue 34, item 1: Redis restarts when it dies)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from reuse.runtime.dataplane.broker_feed import dump_recorded, load_recorded
+from reuse.runtime.dataplane.frames import decode_frame, encode_frame
+from reuse.runtime.dataplane.keeper import Keeper
+from reuse.runtime.dataplane.mqtt import Ingest
+from reuse.runtime.dataplane.publish import Publisher, Stream
+from reuse.testing import missing
+
+
+@pytest.fixture
+def redis_exe() -> None:
+    if shutil.which("redis-server") is None:
+        pytest.skip(missing("redis", "redis-server is not installed"))
+
+
+def _kill(pid: int) -> None:
+    os.kill(pid, signal.SIGKILL)  # reaped by the keeper (its Popen's poll)
+
+
+def test_a_killed_redis_is_restarted_from_its_file_and_patient_writers_lose_nothing(
+        tmp_path: Path, redis_exe: None) -> None:
+    from reuse.runtime.dataplane.redis_bus import start_redis
+
+    broker = start_redis(tmp_path / "redis", durable=True, password="pw")
+    keeper = Keeper({"redis": broker}, period_s=0.05).start()
+    bus = broker.bus(patience_s=10)
+    try:
+        first = broker.pid
+        for i in range(50):
+            bus.publish("t", f"k{i:04d}", encode_frame(i, [f"e{i}"]))
+        _kill(first)
+        # written while the server is down or starting: the client waits for it
+        for i in range(50, 100):
+            bus.publish("t", f"k{i:04d}", encode_frame(i, [f"e{i}"]))
+        got = [decode_frame(f, topic="t", key=k).hw for k, f in bus.read("t", "", "+")]
+        assert got == list(range(100))  # what was answered before the kill is still there
+        assert broker.pid != first and broker.alive()
+        events = keeper.stop()
+        assert len(events) == 1 and events[0]["service"] == "redis"
+        assert events[0]["back_ms"] is not None and events[0]["error"] is None
+        assert events[0]["back_ms"] - events[0]["died_ms"] < 5000
+        # the restarted server takes the same password: a client without it is refused
+        import redis
+
+        with pytest.raises(redis.AuthenticationError):
+            redis.Redis(host="127.0.0.1", port=broker.port).ping()
+    finally:
+        keeper.stop()
+        broker.stop()
+
+
+def test_a_killed_redis_behind_the_ingest_loses_no_message(
+        tmp_path: Path, redis_exe: None, mqtt_broker: str) -> None:
+    """A publisher at 200 messages/s, an ingest appending to a durable Redis that is killed
+    twice: every ``seq`` is on the bus once, none missed or stale."""
+    from reuse.runtime.dataplane.redis_bus import start_redis
+
+    broker = start_redis(tmp_path / "redis", durable=True)
+    keeper = Keeper({"redis": broker}, period_s=0.05).start()
+    bus = broker.bus(patience_s=10)
+    ingest = Ingest(bus, mqtt_broker, flush_s=0.05, client_id="keeper-test", persistent=True)
+    pub = Publisher(mqtt_broker, [Stream("SYS", "SYS")], rate=200.0)
+    try:
+        ingest.start()
+        pub.connect()
+        sender = threading.Thread(target=pub.run, args=(3.0,), daemon=True)
+        sender.start()
+        for _ in range(2):
+            time.sleep(0.8)
+            _kill(broker.pid)
+            deadline = time.time() + 10
+            while not broker.alive() and time.time() < deadline:
+                time.sleep(0.02)
+        sender.join(timeout=30)
+        report = pub.close()
+        deadline = time.time() + 20
+        while sum(c.appended for c in ingest.counts().values()) < 600 and \
+                time.time() < deadline:
+            time.sleep(0.05)
+        counts = ingest.stop()["sensors/SYS"]
+    finally:
+        keeper.stop()
+        broker.stop()
+    assert report.sent == {"sensors/SYS": 600}
+    assert counts.appended == 600 and counts.missed == 0 and counts.malformed == 0
+    assert len([e for e in keeper.events if e.back_ms is not None]) == 2
+    again = start_redis(tmp_path / "redis", durable=True)  # what the bus holds, from its file
+    try:
+        dump_recorded(again.bus(), ["SYS"], tmp_path / "recorded", 600)
+    finally:
+        again.stop()
+    assert sorted(load_recorded(tmp_path / "recorded")["SYS"]) == list(range(600))
+
+
+def test_a_killed_mqtt_broker_is_restarted_and_the_stream_loses_nothing(
+        tmp_path: Path) -> None:
+    """``reuse broker start``'s keeper starts a killed mosquitto again; the publisher and the
+    ingest reconnect, and what the dead broker held is sent again by the publisher and dropped
+    by ``seq`` where it had arrived: every ``seq`` on the bus once."""
+    from reuse.runtime.dataplane import mosquitto
+    from reuse.runtime.dataplane.bus import FileBus
+    from reuse.runtime.dataplane.mqtt import MqttError
+    from reuse.runtime.dataplane.redis_bus import free_port
+
+    try:
+        mosquitto.mosquitto_exe()
+    except MqttError as exc:
+        pytest.skip(missing("mqtt", str(exc)))
+    d = tmp_path / "broker"
+    url = str(mosquitto.start(d, port=free_port())["url"])
+    bus = FileBus(tmp_path / "bus")
+    ingest = Ingest(bus, url, flush_s=0.05, client_id="keeper-mqtt", persistent=True)
+    pub = Publisher(url, [Stream("SYS", "SYS")], rate=200.0)
+    n = 800
+    try:
+        ingest.start()
+        pub.connect()
+        sender = threading.Thread(target=pub.run, args=(n / 200.0,), daemon=True)
+        sender.start()
+        killed = []
+        for _ in range(2):
+            time.sleep(1.2)
+            p = mosquitto.pid(d)
+            assert p is not None
+            killed.append(p)
+            _kill(p)
+            deadline = time.time() + 10
+            while mosquitto.pid(d) in (None, p) and time.time() < deadline:
+                time.sleep(0.02)
+        sender.join(timeout=60)
+        report = pub.close(timeout_s=30)
+        deadline = time.time() + 30
+        while ingest.counts()["sensors/SYS"].last_seq < n - 1 and time.time() < deadline:
+            time.sleep(0.05)
+        counts = ingest.stop()["sensors/SYS"]
+        deaths = mosquitto.restarts(d)
+    finally:
+        if mosquitto.pid(d) is not None:
+            mosquitto.stop(d)
+    assert [e["rc"] for e in deaths] == [-9, -9] and all(e["back_ms"] for e in deaths)
+    assert report.sent == {"sensors/SYS": n} and report.unacked == 0
+    assert pub.republished > 0  # the last seconds before each drop went again
+    assert counts.missed == 0 and counts.malformed == 0 and counts.last_seq == n - 1
+    dump_recorded(bus, ["SYS"], tmp_path / "recorded", n)
+    assert sorted(load_recorded(tmp_path / "recorded")["SYS"]) == list(range(n))
+    lines = (tmp_path / "recorded" / "SYS.jsonl").read_text().splitlines()
+    assert len(lines) == n  # none twice
