@@ -35,10 +35,13 @@ A service is anything with ``alive()`` and ``restart()``:
 
 from __future__ import annotations
 
+import json
+import os
 import threading
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 __all__ = ["Service", "Restart", "Keeper"]
@@ -71,9 +74,13 @@ class Keeper:
     """Watch ``services`` every ``period_s`` from a daemon thread (:meth:`start`) and restart
     the dead ones; :meth:`check` is one round (what the thread does, also callable directly)."""
 
-    def __init__(self, services: Mapping[str, Service], *, period_s: float = 0.2) -> None:
+    def __init__(self, services: Mapping[str, Service], *, period_s: float = 0.2,
+                 log: str | os.PathLike[str] | None = None) -> None:
         self.services = dict(services)
         self.period_s = period_s
+        # each restart done, as a JSON line: the record outlives this process (a resumed
+        # run's keeper reads its predecessors' restarts too)
+        self.log = None if log is None else Path(log)
         self.events: list[Restart] = []
         self._open: dict[str, Restart] = {}  # service -> its restart not yet done
         self._lock = threading.Lock()
@@ -100,6 +107,9 @@ class Keeper:
                 ev.back_ms, ev.error = _now_ms(), None
                 del self._open[name]
                 done += 1
+                if self.log is not None:
+                    with self.log.open("a", encoding="utf-8") as f:
+                        f.write(json.dumps(ev.to_dict()) + "\n")
         return done
 
     def start(self) -> Keeper:
@@ -121,8 +131,18 @@ class Keeper:
         return self.record()
 
     def record(self) -> list[dict[str, Any]]:
+        """The restarts: with a ``log``, every one it holds (this keeper's done ones are in
+        it) and this keeper's open one; without, this keeper's."""
         with self._lock:
-            return [e.to_dict() for e in self.events]
+            mine = [e.to_dict() for e in self.events]
+            if self.log is None:
+                return mine
+            try:
+                lines = self.log.read_text(encoding="utf-8").splitlines()
+            except FileNotFoundError:
+                lines = []
+            done = [json.loads(ln) for ln in lines if ln.strip()]
+            return done + [e for e in mine if e["back_ms"] is None]
 
 
 def _now_ms() -> int:

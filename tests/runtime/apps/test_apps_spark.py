@@ -29,7 +29,7 @@ from reuse.core.traces import Op
 from reuse.runtime.control import longest_gap
 from reuse.testing import missing, riot_flows
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.many_jvms]
 
 TRIGGER = 2.0
 

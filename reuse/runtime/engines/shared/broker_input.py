@@ -190,7 +190,8 @@ class BrokerInput:
                                       password=run_secret(self.root, "redis"))
             self.bus: Bus = self._redis.bus(patience_s=PATIENCE_S)
             # restarted from its file when it dies (issue 34); the clients wait for it
-            self.keeper = Keeper({"redis": self._redis}).start()
+            self.keeper = Keeper({"redis": self._redis},
+                                 log=self.root / "redis" / "restarts.jsonl").start()
         else:
             self.bus = RedisBus(bus_url, patience_s=PATIENCE_S)
         self.ingest = Ingest(self.bus, self.url, flush_s=tick_s, launch=self._launch(resume),

@@ -49,7 +49,7 @@ from reuse.runtime.common.files import read_batches
 from reuse.runtime.measure import output_gaps
 from reuse.testing import journal_kinds, missing, rerun_outputs, riot_flows
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.many_jvms]
 
 TRIGGER = 2.0  # the default: the target is in triggers
 REUSE = [sys.executable, "-m", "reuse"]

@@ -1,0 +1,399 @@
+"""Chaos on a broker-fed run (issue 34, item 2): a seeded schedule kills one process at a time.
+
+One ``reuse run --source mqtt://...`` (the shared query, ``local[2]``) follows a long RIoT
+trace over SYS (submits, removals and resubmissions of three dataflows that share their source
+and parser), fed by ``reuse publish`` through a mosquitto of its own (``reuse broker start``'s,
+under its keeper). A seeded schedule picks, one after another, a process type and a moment
+(uniformly ``--wait`` seconds after the previous fault's recovery) and kills that process with
+SIGKILL:
+
+=========== =====================================================================================
+type        what is killed, and what brings it back
+=========== =====================================================================================
+driver      ``reuse run`` and everything in its process group (its JVM, its Python workers and
+            the ingest thread inside it); the harness runs ``reuse run --resume``
+worker      every forked Python worker of the driver's JVM, for up to 3 s (a batch in flight
+            fails; the engine restarts the query from its checkpoint)
+redis       the run's own Redis (the ingest's bus): the driver's keeper starts it again
+mqtt        mosquitto: its keeper (``reuse broker start``) starts it again
+publisher   ``reuse publish``: the harness starts it again from the ``seq`` after the last one
+            its own subscriber saw (what the broker had; the ingest drops copies by ``seq``)
+=========== =====================================================================================
+
+Not here, and why: an executor JVM (in ``local`` mode the executor is the driver's JVM: the
+``driver`` row; an executor of a standalone cluster is ``runtime_faults.py --faults
+executor``'s), the ingest on its own (a thread of the driver: it dies with it), and the apps
+coordinator (its Redis is not durable yet: not survivable, so not scheduled).
+
+Recovered means: the killed process (or its replacement) is back, and an output arrived on
+``out/#`` after the kill. Per fault: what was killed and when, the time to recover, the longest
+output pause around it (from the last output before the kill to the first after, as a
+subscriber on ``out/#`` sees them), and the lost and duplicated outputs of the step it fell
+in (the run's own accounting against the reference execution on the recorded events). Per
+run: lost and duplicated over all steps, the ingest's missed/stale counts, and whether the
+recorded events hold every ``seq`` once. The raw output goes to ``--out`` with its provenance.
+
+    python benchmarks/chaos.py --seed 1 --faults 30 [--types driver,worker,redis,mqtt,publisher]
+        [--out docs/bench/chaos.json]
+
+About 20 s per fault (a driver's death costs a JVM's start). One Spark job: run nothing else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.provenance import raw_file  # noqa: E402
+
+TYPES = ("driver", "worker", "redis", "mqtt", "publisher")
+DAGS = ("etl-sys", "stats-sys", "clean-sys")
+REUSE = [sys.executable, "-m", "reuse"]
+
+
+def trace_ops(steps: int) -> list[tuple[str, str]]:
+    """``steps`` operations: the three dataflows submitted, then each removed and submitted
+    again in turn (merges and unmerges all along).
+
+    >>> trace_ops(6)
+    [('submit', 'etl-sys'), ('submit', 'stats-sys'), ('submit', 'clean-sys'), ('remove', 'etl-sys'), ('submit', 'etl-sys'), ('remove', 'stats-sys')]
+    """
+    ops = [("submit", d) for d in DAGS]
+    i = 0
+    while len(ops) < steps:
+        d = DAGS[i % len(DAGS)]
+        ops += [("remove", d), ("submit", d)]
+        i += 1
+    return ops[:steps]
+
+
+def schedule(seed: int, faults: int, types: tuple[str, ...], wait: tuple[float, float],
+             ) -> list[tuple[str, float]]:
+    """The seeded schedule: per fault its type and the seconds to wait after the previous
+    recovery. Every type comes once before any comes again (a shuffled round), so a short
+    schedule still covers them.
+
+    >>> [t for t, _ in schedule(1, 5, TYPES, (5, 10))] == sorted(TYPES, key=[t for t, _ in
+    ...     schedule(1, 5, TYPES, (5, 10))].index)
+    True
+    >>> sorted(t for t, _ in schedule(1, 5, TYPES, (5, 10))) == sorted(TYPES)
+    True
+    """
+    rng = random.Random(seed)
+    out: list[tuple[str, float]] = []
+    while len(out) < faults:
+        round_ = list(types)
+        rng.shuffle(round_)
+        out += [(t, round(rng.uniform(*wait), 2)) for t in round_]
+    return out[:faults]
+
+
+@dataclass
+class Listener:
+    """A subscriber to ``sensors/#`` (the last ``seq`` per source the broker delivered) and
+    ``out/#`` (when each output message arrived), subscribing again on every reconnect."""
+
+    url: str
+    last_seq: dict[str, int] = field(default_factory=dict)
+    outputs_ms: list[float] = field(default_factory=list)
+    client: Any = None
+
+    def start(self) -> Listener:
+        import paho.mqtt.client as mqtt
+
+        from reuse.runtime.dataplane.mqtt import parse_broker_url
+
+        b = parse_broker_url(self.url)
+        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
+        c.reconnect_delay_set(1, 2)
+
+        def on_connect(cl: Any, *_a: Any) -> None:
+            cl.subscribe([("sensors/#", 0), ("out/#", 0)])
+
+        def on_message(_c: Any, _u: Any, msg: Any) -> None:
+            if msg.topic.startswith("out/"):
+                self.outputs_ms.append(time.time() * 1000)
+                return
+            try:
+                seq = int(json.loads(msg.payload)["seq"])
+            except (ValueError, KeyError, TypeError):
+                return
+            src = msg.topic.split("/", 1)[1]
+            self.last_seq[src] = max(self.last_seq.get(src, -1), seq)
+
+        c.on_connect = on_connect
+        c.on_message = on_message
+        c.connect(b.host, b.port)
+        c.loop_start()
+        self.client = c
+        return self
+
+    def stop(self) -> None:
+        if self.client is not None:
+            self.client.disconnect()
+            self.client.loop_stop()
+
+    def output_after(self, ms: float) -> float | None:
+        return next((t for t in list(self.outputs_ms) if t > ms), None)
+
+    def pause_around(self, kill_ms: float, back_ms: float) -> float:
+        """From the last output before the kill to the first one at or after the recovery."""
+        got = list(self.outputs_ms)
+        before = max((t for t in got if t <= kill_ms), default=kill_ms)
+        after = min((t for t in got if t >= back_ms), default=back_ms)
+        return (after - before) / 1000
+
+
+class Harness:
+    """The processes of one chaos run, and how to kill and bring back each."""
+
+    def __init__(self, work: Path, rate: float, step_s: float, steps: int) -> None:
+        from reuse.runtime.dataplane import mosquitto
+        from reuse.runtime.dataplane.redis_bus import free_port
+
+        self.work, self.rate, self.step_s = work, rate, step_s
+        self.broker_dir = work / "broker"
+        self.url = str(mosquitto.start(self.broker_dir, port=free_port())["url"])
+        self.root, self.csv = work / "run", work / "rows.csv"
+        dags = work / "dags"
+        from reuse.core.paths import riotbench_dir
+        from reuse.workloads.riotbench import build_dataflows, write_dags
+
+        write_dags([d for d in build_dataflows(riotbench_dir()) if d["id"] in DAGS], dags)
+        self.ops = trace_ops(steps)
+        trace = work / "trace.json"
+        trace.write_text(json.dumps({"ops": [{"op": o, "dag": d} for o, d in self.ops]}))
+        self.listener = Listener(self.url).start()
+        self.publisher = self._publish(0)
+        self.log = open(work / "run.log", "a")  # noqa: SIM115 - closed by close()
+        self.driver = self._spawn([*REUSE, "run", "--dags", str(dags), "--trace", str(trace),
+                                   "--source", self.url, "--step-seconds", f"{step_s:g}",
+                                   "--trigger-seconds", "1", "--warmup-seconds", "2",
+                                   "--root", str(self.root), "--out", str(self.csv)])
+        self.resumes: list[subprocess.Popen[bytes]] = []
+
+    def _spawn(self, argv: list[str]) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+
+    def _publish(self, start: int) -> subprocess.Popen[bytes]:
+        return subprocess.Popen([*REUSE, "publish", "--workload", "riot", "--sources", "SYS",
+                                 "--rate", f"{self.rate:g}", "--broker", self.url,
+                                 "--start-seq", str(start)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+
+    def running(self) -> bool:
+        return self.driver.poll() is None
+
+    def step(self) -> int:
+        """The step in progress: operations the journal holds (1-based)."""
+        from reuse.testing import journal_kinds
+
+        return journal_kinds(self.root).count("op")
+
+    def redis_pid(self) -> int | None:
+        try:
+            return int((self.root / "redis" / "redis.pid").read_text().strip())
+        except (OSError, ValueError):
+            return None
+
+    def kill(self, kind: str) -> tuple[list[int], Any]:
+        """Kill one process of ``kind``; returns the PIDs killed and what shows it is back."""
+        from reuse.runtime.dataplane import mosquitto
+        from reuse.runtime.measure import forked_python_workers
+
+        if kind == "driver":
+            os.killpg(self.driver.pid, signal.SIGKILL)
+            self.driver.wait(timeout=60)
+            pids = [self.driver.pid]
+            time.sleep(1.0)
+            self.driver = self._spawn([*REUSE, "run", "--resume", str(self.root),
+                                       "--out", str(self.csv)])
+            return pids, self.running
+        if kind == "worker":
+            killed: list[int] = []
+            end = time.time() + 3
+            while time.time() < end and not killed:
+                for p in forked_python_workers(self.driver.pid):
+                    try:
+                        os.kill(p, signal.SIGKILL)
+                        killed.append(p)
+                    except ProcessLookupError:
+                        pass
+                time.sleep(0.02)
+            return killed, self.running
+        if kind == "redis":
+            p = self.redis_pid()
+            if p is None:
+                return [], self.running
+            os.kill(p, signal.SIGKILL)
+            return [p], lambda: self.redis_pid() not in (None, p)
+        if kind == "mqtt":
+            p = mosquitto.pid(self.broker_dir)
+            if p is None:
+                return [], self.running
+            os.kill(p, signal.SIGKILL)
+            return [p], lambda: mosquitto.pid(self.broker_dir) not in (None, p)
+        if kind == "publisher":
+            p = self.publisher.pid
+            os.kill(p, signal.SIGKILL)
+            self.publisher.wait(timeout=30)
+            time.sleep(0.5)  # what it sent reaches the subscriber first
+            self.publisher = self._publish(self.listener.last_seq.get("SYS", -1) + 1)
+            return [p], lambda: self.publisher.poll() is None
+        raise ValueError(kind)
+
+    def close(self) -> None:
+        from reuse.runtime.dataplane import mosquitto
+
+        for p in (self.driver, self.publisher):
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait(timeout=30)
+        self.listener.stop()
+        if mosquitto.pid(self.broker_dir) is not None:
+            mosquitto.stop(self.broker_dir)
+        self.log.close()
+
+
+def run(seed: int, faults: int, types: tuple[str, ...], *, rate: float = 20.0,
+        step_s: float = 10.0, wait: tuple[float, float] = (4.0, 10.0),
+        recover_s: float = 120.0, work: Path | None = None,
+        steps: int | None = None) -> dict[str, Any]:
+    """One chaos run; the raw result (see the module docstring). ``steps``: the trace's
+    length (default: long enough for the schedule, a driver's death counted 30 s)."""
+    plan = schedule(seed, faults, types, wait)
+    if steps is None:
+        per_fault_s = 8.0 + 30.0 * sum(t == "driver" for t, _ in plan) / max(1, len(plan)) + \
+            sum(w for _, w in plan) / max(1, len(plan))
+        steps = max(6, int(len(plan) * per_fault_s / step_s) + 4)
+    work = Path(tempfile.mkdtemp(prefix="chaos-")) if work is None else work
+    h = Harness(work, rate, step_s, steps)
+    done: list[dict[str, Any]] = []
+    t0 = time.time()
+    try:
+        # the first outputs: the run is up
+        deadline = time.time() + 180
+        while h.listener.output_after(t0 * 1000) is None:
+            if not h.running() or time.time() > deadline:
+                raise RuntimeError(f"the run never produced an output (log: {work}/run.log)")
+            time.sleep(0.2)
+        for i, (kind, wait_s) in enumerate(plan):
+            time.sleep(wait_s)
+            if not h.running() or h.step() >= len(h.ops):
+                break  # the trace is over: no more faults
+            step = h.step()
+            kill_ms = time.time() * 1000
+            pids, back = h.kill(kind)
+            row: dict[str, Any] = {"i": i, "type": kind, "at_s": round(kill_ms / 1000 - t0, 2),
+                                   "step": step, "killed": pids, "recover_s": None}
+            deadline = time.time() + recover_s
+            while time.time() < deadline:
+                first = h.listener.output_after(kill_ms)
+                if pids and back() and first is not None:
+                    row["recover_s"] = round((first - kill_ms) / 1000, 2)
+                    row["pause_s"] = round(h.listener.pause_around(kill_ms, first), 2)
+                    break
+                if kind != "driver" and not h.running():
+                    break
+                time.sleep(0.1)
+            done.append(row)
+            print(f"fault {i + 1}/{len(plan)}: {kind} {pids} at {row['at_s']} s, step {step}, "
+                  f"recovered in {row['recover_s']} s", flush=True)
+            if row["recover_s"] is None:
+                break
+        rc = h.driver.wait(timeout=steps * step_s + 600)
+    finally:
+        h.close()
+    return _result(h, done, rc, seed, plan, steps, step_s, rate)
+
+
+def _result(h: Harness, done: list[dict[str, Any]], rc: int, seed: int,
+            plan: list[tuple[str, float]], steps: int, step_s: float,
+            rate: float) -> dict[str, Any]:
+    from reuse.runtime.dataplane import mosquitto
+    from reuse.runtime.dataplane.broker_feed import load_recorded
+
+    rows = list(csv.DictReader(h.csv.open())) if h.csv.is_file() else []
+    by_step = {int(r["step"]): r for r in rows}
+    for f in done:
+        r = by_step.get(max(1, f["step"]))
+        f["lost"] = int(r["lost"]) if r else None
+        f["duplicated"] = int(r["duplicated"]) if r else None
+    ledger = json.loads((h.root / "ledger.json").read_text()) if (
+        h.root / "ledger.json").is_file() else {}
+    src = ledger.get("source", {})
+    recorded = load_recorded(src["recorded"])["SYS"] if src.get("recorded") else {}
+    seqs = sorted(recorded)
+    contiguous = bool(seqs) and seqs == list(range(seqs[0], seqs[-1] + 1))
+    by_type: dict[str, dict[str, Any]] = {}
+    for kind in sorted({f["type"] for f in done}):
+        mine = [f for f in done if f["type"] == kind]
+        pauses = [f["pause_s"] for f in mine if f.get("pause_s") is not None]
+        recs = [f["recover_s"] for f in mine if f["recover_s"] is not None]
+        by_type[kind] = {"faults": len(mine), "recovered": len(recs),
+                         "pause_median_s": round(median(pauses), 2) if pauses else None,
+                         "pause_max_s": max(pauses, default=None),
+                         "recover_median_s": round(median(recs), 2) if recs else None,
+                         "recover_max_s": max(recs, default=None)}
+    return {"seed": seed, "planned": [t for t, _ in plan], "steps": steps, "step_s": step_s,
+            "rate": rate, "rc": rc, "faults": done, "by_type": by_type,
+            "survived": sum(f["recover_s"] is not None for f in done),
+            "lost": sum(int(r["lost"]) for r in rows),
+            "duplicated": sum(int(r["duplicated"]) for r in rows),
+            "rows": len(rows), "ingest": src.get("counts", {}),
+            "redis_restarts": src.get("restarts", []),
+            "mqtt_restarts": mosquitto.restarts(h.broker_dir),
+            "recorded_events": len(seqs), "recorded_contiguous": contiguous,
+            "work": str(h.work)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--faults", type=int, default=30)
+    ap.add_argument("--types", default=",".join(TYPES))
+    ap.add_argument("--rate", type=float, default=20.0)
+    ap.add_argument("--step-seconds", type=float, default=10.0)
+    ap.add_argument("--out", default="")
+    args = ap.parse_args(argv)
+    types = tuple(t for t in args.types.split(",") if t)
+    bad = [t for t in types if t not in TYPES]
+    if bad:
+        print(f"chaos: unknown fault type {bad[0]!r} (one of {', '.join(TYPES)})",
+              file=sys.stderr)
+        return 2
+    res = run(args.seed, args.faults, types, rate=args.rate, step_s=args.step_seconds)
+    for kind, s in res["by_type"].items():
+        print(f"{kind:10s} {s['faults']:3d} faults, {s['recovered']} recovered; pause median "
+              f"{s['pause_median_s']} s, max {s['pause_max_s']} s; recovery median "
+              f"{s['recover_median_s']} s, max {s['recover_max_s']} s")
+    print(f"rc {res['rc']}; {res['survived']}/{len(res['faults'])} faults survived; lost "
+          f"{res['lost']}, duplicated {res['duplicated']}; recorded events contiguous: "
+          f"{res['recorded_contiguous']}")
+    if args.out:
+        raw_file(args.out, res)
+    ok = (res["rc"] == 0 and res["lost"] == 0 and res["duplicated"] == 0
+          and res["survived"] == len(res["faults"]) and res["recorded_contiguous"])
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
