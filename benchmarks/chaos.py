@@ -12,18 +12,19 @@ type        what is killed, and what brings it back
 =========== =====================================================================================
 driver      ``reuse run`` and everything in its process group (its JVM, its Python workers and
             the ingest thread inside it); the harness runs ``reuse run --resume``
-worker      every forked Python worker of the driver's JVM, for up to 3 s (a batch in flight
-            fails; the engine restarts the query from its checkpoint)
+worker      every forked Python worker of the driver's JVM (of the executor's, with
+            ``--cluster``), for up to 3 s (a batch in flight fails; the engine restarts the
+            query from its checkpoint)
+executor    with ``--cluster`` only (a local standalone cluster, one worker with both cores):
+            the executor JVM; the master starts a new one
 redis       the run's own Redis (the ingest's bus): the driver's keeper starts it again
 mqtt        mosquitto: its keeper (``reuse broker start``) starts it again
 publisher   ``reuse publish``: the harness starts it again from the ``seq`` after the last one
             its own subscriber saw (what the broker had; the ingest drops copies by ``seq``)
 =========== =====================================================================================
 
-Not here, and why: an executor JVM (in ``local`` mode the executor is the driver's JVM: the
-``driver`` row; an executor of a standalone cluster is ``runtime_faults.py --faults
-executor``'s), the ingest on its own (a thread of the driver: it dies with it), and the apps
-coordinator (its Redis is not durable yet: not survivable, so not scheduled).
+Not here, and why: the ingest on its own (a thread of the driver: it dies with it), and the
+apps coordinator (its Redis is not durable yet: not survivable, so not scheduled).
 
 Recovered means: the killed process (or its replacement) is back, and an output arrived on
 ``out/#`` after the kill. Per fault: what was killed and when, the time to recover, the longest
@@ -34,7 +35,7 @@ run: lost and duplicated over all steps, the ingest's missed/stale counts, and w
 recorded events hold every ``seq`` once. The raw output goes to ``--out`` with its provenance.
 
     python benchmarks/chaos.py --seed 1 --faults 30 [--types driver,worker,redis,mqtt,publisher]
-        [--out docs/bench/chaos.json]
+        [--cluster] [--out docs/bench/chaos.json]
 
 About 20 s per fault (a driver's death costs a JVM's start). One Spark job: run nothing else.
 """
@@ -63,6 +64,7 @@ if str(ROOT) not in sys.path:
 from benchmarks.provenance import raw_file  # noqa: E402
 
 TYPES = ("driver", "worker", "redis", "mqtt", "publisher")
+CLUSTER_TYPES = (*TYPES, "executor")
 DAGS = ("etl-sys", "stats-sys", "clean-sys")
 REUSE = [sys.executable, "-m", "reuse"]
 
@@ -163,11 +165,24 @@ class Listener:
 class Harness:
     """The processes of one chaos run, and how to kill and bring back each."""
 
-    def __init__(self, work: Path, rate: float, step_s: float, steps: int) -> None:
+    def __init__(self, work: Path, rate: float, step_s: float, steps: int,
+                 cluster: bool = False) -> None:
         from reuse.runtime.dataplane import mosquitto
         from reuse.runtime.dataplane.redis_bus import free_port
 
         self.work, self.rate, self.step_s = work, rate, step_s
+        self.cluster: Path | None = None
+        master: list[str] = []
+        if cluster:
+            self.cluster = work / "cluster"
+            res = subprocess.run([*REUSE, "cluster", "start", "--dir", str(self.cluster),
+                                  "--port", str(free_port()), "--ui-port", str(free_port()),
+                                  "--workers", "1", "--cores", "2"],
+                                 capture_output=True, text=True)
+            if res.returncode != 0:
+                raise RuntimeError(f"cluster start failed: {res.stderr.strip()[-300:]}")
+            master = ["--master", json.loads(res.stdout)["url"], "--cluster-dir",
+                      str(self.cluster)]
         self.broker_dir = work / "broker"
         self.url = str(mosquitto.start(self.broker_dir, port=free_port())["url"])
         self.root, self.csv = work / "run", work / "rows.csv"
@@ -185,7 +200,8 @@ class Harness:
         self.driver = self._spawn([*REUSE, "run", "--dags", str(dags), "--trace", str(trace),
                                    "--source", self.url, "--step-seconds", f"{step_s:g}",
                                    "--trigger-seconds", "1", "--warmup-seconds", "2",
-                                   "--root", str(self.root), "--out", str(self.csv)])
+                                   "--root", str(self.root), "--out", str(self.csv),
+                                   *master])
         self.resumes: list[subprocess.Popen[bytes]] = []
 
     def _spawn(self, argv: list[str]) -> subprocess.Popen[bytes]:
@@ -227,11 +243,17 @@ class Harness:
             self.driver = self._spawn([*REUSE, "run", "--resume", str(self.root),
                                        "--out", str(self.csv)])
             return pids, self.running
+        if kind == "executor":
+            pids = executor_pids()
+            for p in pids:
+                os.kill(p, signal.SIGKILL)
+            return pids, lambda: bool(set(executor_pids()) - set(pids))
         if kind == "worker":
             killed: list[int] = []
             end = time.time() + 3
             while time.time() < end and not killed:
-                for p in forked_python_workers(self.driver.pid):
+                roots = executor_pids() if self.cluster is not None else [self.driver.pid]
+                for p in (w for r in roots for w in forked_python_workers(r)):
                     try:
                         os.kill(p, signal.SIGKILL)
                         killed.append(p)
@@ -270,13 +292,30 @@ class Harness:
         self.listener.stop()
         if mosquitto.pid(self.broker_dir) is not None:
             mosquitto.stop(self.broker_dir)
+        if self.cluster is not None:
+            subprocess.run([*REUSE, "cluster", "stop", "--dir", str(self.cluster)],
+                           capture_output=True)
         self.log.close()
+
+
+def executor_pids() -> list[int]:
+    """The executor JVMs of a standalone cluster on this machine."""
+    import psutil
+
+    out = []
+    for p in psutil.process_iter(["cmdline"]):
+        try:
+            if "CoarseGrainedExecutorBackend" in " ".join(p.info["cmdline"] or []):
+                out.append(p.pid)
+        except psutil.Error:
+            continue
+    return out
 
 
 def run(seed: int, faults: int, types: tuple[str, ...], *, rate: float = 20.0,
         step_s: float = 10.0, wait: tuple[float, float] = (4.0, 10.0),
         recover_s: float = 120.0, work: Path | None = None,
-        steps: int | None = None) -> dict[str, Any]:
+        steps: int | None = None, cluster: bool = False) -> dict[str, Any]:
     """One chaos run; the raw result (see the module docstring). ``steps``: the trace's
     length (default: long enough for the schedule, a driver's death counted 30 s)."""
     plan = schedule(seed, faults, types, wait)
@@ -285,7 +324,7 @@ def run(seed: int, faults: int, types: tuple[str, ...], *, rate: float = 20.0,
             sum(w for _, w in plan) / max(1, len(plan))
         steps = max(6, int(len(plan) * per_fault_s / step_s) + 4)
     work = Path(tempfile.mkdtemp(prefix="chaos-")) if work is None else work
-    h = Harness(work, rate, step_s, steps)
+    h = Harness(work, rate, step_s, steps, cluster)
     done: list[dict[str, Any]] = []
     t0 = time.time()
     try:
@@ -353,7 +392,8 @@ def _result(h: Harness, done: list[dict[str, Any]], rc: int, seed: int,
                          "pause_max_s": max(pauses, default=None),
                          "recover_median_s": round(median(recs), 2) if recs else None,
                          "recover_max_s": max(recs, default=None)}
-    return {"seed": seed, "planned": [t for t, _ in plan], "steps": steps, "step_s": step_s,
+    return {"seed": seed, "cluster": h.cluster is not None,
+            "planned": [t for t, _ in plan], "steps": steps, "step_s": step_s,
             "rate": rate, "rc": rc, "faults": done, "by_type": by_type,
             "survived": sum(f["recover_s"] is not None for f in done),
             "lost": sum(int(r["lost"]) for r in rows),
@@ -369,18 +409,24 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--faults", type=int, default=30)
-    ap.add_argument("--types", default=",".join(TYPES))
+    ap.add_argument("--types", default="",
+                    help=f"comma-separated (default: {','.join(TYPES)}; with --cluster also "
+                         "executor)")
+    ap.add_argument("--cluster", action="store_true",
+                    help="run on a local standalone cluster (one worker, both cores)")
     ap.add_argument("--rate", type=float, default=20.0)
     ap.add_argument("--step-seconds", type=float, default=10.0)
     ap.add_argument("--out", default="")
     args = ap.parse_args(argv)
-    types = tuple(t for t in args.types.split(",") if t)
-    bad = [t for t in types if t not in TYPES]
+    known = CLUSTER_TYPES if args.cluster else TYPES
+    types = tuple(t for t in args.types.split(",") if t) or known
+    bad = [t for t in types if t not in known]
     if bad:
-        print(f"chaos: unknown fault type {bad[0]!r} (one of {', '.join(TYPES)})",
+        print(f"chaos: unknown fault type {bad[0]!r} (one of {', '.join(known)})",
               file=sys.stderr)
         return 2
-    res = run(args.seed, args.faults, types, rate=args.rate, step_s=args.step_seconds)
+    res = run(args.seed, args.faults, types, rate=args.rate, step_s=args.step_seconds,
+              cluster=args.cluster)
     for kind, s in res["by_type"].items():
         print(f"{kind:10s} {s['faults']:3d} faults, {s['recovered']} recovered; pause median "
               f"{s['pause_median_s']} s, max {s['pause_max_s']} s; recovery median "

@@ -384,6 +384,33 @@ def _faults_ksafe(raws: list[Any]) -> str:
                    "duplicated"], _left(9), rows)
 
 
+def _chaos(raws: list[Any]) -> str:
+    """Issue 34's chaos run: per process type the faults, how many were survived, and the
+    output pause and time to recover (median and max), then the run's accounting."""
+    raw = raws[0]
+    rows = []
+    for kind, s in raw["by_type"].items():
+        mine = [f for f in raw["faults"] if f["type"] == kind]
+        lost = sum(f["lost"] or 0 for f in mine)
+        dup = sum(f["duplicated"] or 0 for f in mine)
+        rows.append([kind, str(s["faults"]), str(s["recovered"]),
+                     f"{_f(s['pause_median_s'], 1)} / {_f(s['pause_max_s'], 1)}",
+                     f"{_f(s['recover_median_s'], 1)} / {_f(s['recover_max_s'], 1)}",
+                     f"{lost} / {dup}"])
+    table = _table(["killed", "faults", "survived", "output pause (s), median / max",
+                    "time to recover (s), median / max", "lost / duplicated in their steps"],
+                   ["---", "---:", "---:", "---:", "---:", "---:"], rows)
+    counts = next(iter(raw["ingest"].values()), {}) if raw["ingest"] else {}
+    return (table + f"\n\nSeed {raw['seed']}, {len(raw['faults'])} faults over "
+            f"{raw['rows']} steps of {raw['step_s']:g} s at {raw['rate']:g} events/s; rc "
+            f"{raw['rc']}; the whole run: lost {raw['lost']}, duplicated {raw['duplicated']}; "
+            f"the recorded events ({_n(raw['recorded_events'])}) hold every `seq` once: "
+            f"{'yes' if raw['recorded_contiguous'] else '**no**'}; the last ingest counted "
+            f"{counts.get('missed', '-')} missed and {counts.get('stale', '-')} stale; "
+            f"{len(raw['redis_restarts'])} Redis and {len(raw['mqtt_restarts'])} mosquitto "
+            "restarts by their keepers.")
+
+
 def _faults_apps(raws: list[Any]) -> str:
     """Issue 24's driver kills beside issue 13's (``faults.json``'s driver run). The running
     tasks of issue 13's rows are the apps runs' at the same step: the same trace."""
@@ -724,6 +751,8 @@ def registry() -> dict[str, Entry]:
               verdict=_search_verdict),
         Entry("view_latency", ("view_latency.json",), _view_latency),
         Entry("compose", ("compose.json",), _compose),
+        # benchmarks/chaos.py (issue 34, item 2)
+        Entry("chaos", ("chaos.json",), _chaos),
         # benchmarks/runtime_rates.py, issue 35: a latency budget at 10 events/s
         Entry("rates_pace", ("rates_pace.json",), _rates_issue35),
         # benchmarks/runtime_rates.py, issue 35: the shards columnar or per event at 300/s
