@@ -308,14 +308,8 @@ def run_window(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
         else:
             outputs[tid] = []
             items = gather(t, outputs) if skip_idle else None
-            if items is not None and not items:
-                if tid in states:
-                    res.states[tid] = states[tid]
-                continue
-            task = cached_task(t, opts, states.get(tid))
-            if a >= b:
-                if task.stateful and tid in states:
-                    res.states[tid] = states[tid]
+            task = _built(t, a, b, items is not None and not items, states, opts, res)
+            if task is None:
                 continue
             if items is None:
                 items = gather(t, outputs)
@@ -475,6 +469,25 @@ def _record_lines(events: list[Event], line: Line, clock: Callable[[], float]) -
     return [line(e, now) for e in events]
 
 
+def _built(t: Mapping[str, Any], a: int, b: int, idle: bool, states: Mapping[str, Any],
+           opts: Mapping[str, Any], res: WindowOut) -> Any:
+    """The task to run over ``[a, b)``, built from its state; ``None`` when it runs nothing:
+    ``idle`` (given no input at all: not even built) or outside its window (built, as every
+    task in the list is). Either way its state, if it has one, is carried as it is. One rule
+    for both loops of :func:`run_window` (per event and columnar)."""
+    tid = t["id"]
+    if idle:
+        if tid in states:
+            res.states[tid] = states[tid]
+        return None
+    task = cached_task(t, opts, states.get(tid))
+    if a >= b:
+        if task.stateful and tid in states:
+            res.states[tid] = states[tid]
+        return None
+    return task
+
+
 def _run_columnar(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
                   states: Mapping[str, Any], opts: Mapping[str, Any], source: BatchSource, *,
                   fuse: bool, clock: Callable[[], float], skip_idle: bool) -> WindowOut:
@@ -512,14 +525,8 @@ def _run_columnar(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
             continue
         batches[tid] = _EMPTY
         items = batch_merged(t, batches) if skip_idle else None
-        if items is not None and not items.n:
-            if tid in states:
-                res.states[tid] = states[tid]
-            continue
-        task = cached_task(t, opts, states.get(tid))
-        if a >= b:
-            if task.stateful and tid in states:
-                res.states[tid] = states[tid]
+        task = _built(t, a, b, items is not None and not items.n, states, opts, res)
+        if task is None:
             continue
         window = batch_slice(items if items is not None else batch_merged(t, batches), a, b)
         kernel = _kernel(t, opts, task)

@@ -142,6 +142,18 @@ def _suspect(kinds: set[type]) -> bool:
     return float in kinds or not kinds <= _SCALARS
 
 
+def _unread_rows(n: int, at: Any, values: list[Any], kinds: set[type]) -> np.ndarray | None:
+    """Which of ``n`` rows hold, at ``at`` (an index array or ``slice(None)``), one of
+    ``values`` (of types ``kinds``) that the batch path leaves to ``process`` (:func:`_unread`);
+    ``None`` when none does (and, by their types, none is looked at). The one "suspect values ->
+    mask" step for names, ``v`` and ``sv``."""
+    if not _suspect(kinds):
+        return None
+    bad = np.zeros(n, dtype=bool)
+    bad[at] = _unread(values)
+    return bad if bad.any() else None
+
+
 def _v_value(v: Any) -> Any:
     """A ``v`` entry's value, as :func:`reuse.tasks.parse._senml_value` makes it."""
     num = as_float(v)
@@ -336,10 +348,9 @@ class SenMLParseKernel(Kernel):
         except TypeError:
             return owners(np.fromiter((type(e) is not dict or type(e.get("n")) not in _SCALARS
                                        for e in flat), dtype=bool, count=n))
-        if not self._str_names and _suspect(set(map(type, names))):
-            bad = _unread(names)
-            if bad.any():
-                return owners(bad)
+        if not self._str_names and (
+                bad := _unread_rows(n, slice(None), names, set(map(type, names)))) is not None:
+            return owners(bad)
         bts = None
         if self._ts_key is not None:
             raw = list(map(dict.get, msgs, repeat("bt"), repeat(_ABSENT)))
@@ -359,21 +370,16 @@ class SenMLParseKernel(Kernel):
         vs = list(map(dict.get, flat, repeat("v"), repeat(_ABSENT)))
         kinds = set(map(type, vs))
         if _Absent not in kinds:
-            if _suspect(kinds):
-                bad = _unread(vs)
-                if bad.any():
-                    return owners(bad)
+            if (bad := _unread_rows(n, slice(None), vs, kinds)) is not None:
+                return owners(bad)
             return _Entries(owner, codes, object_column(_floats(vs, kinds, _v_value)), bts)
         values = np.empty(n, dtype=object)
         has_v = _present(vs)
         picks = has_v.tolist()
         v_raw = list(compress(vs, picks))
         kinds.discard(_Absent)
-        if _suspect(kinds):
-            bad = np.zeros(n, dtype=bool)
-            bad[has_v] = _unread(v_raw)
-            if bad.any():
-                return owners(bad)
+        if (bad := _unread_rows(n, has_v, v_raw, kinds)) is not None:
+            return owners(bad)
         values[has_v] = object_column(_floats(v_raw, kinds, _v_value))
         rest = np.flatnonzero(~has_v)
         svs = list(map(dict.get, compress(flat, map(not_, picks)), repeat("sv"), repeat(_ABSENT)))
@@ -386,11 +392,8 @@ class SenMLParseKernel(Kernel):
             has_sv = _present(svs)
             rest, svs = rest[has_sv], list(compress(svs, has_sv.tolist()))
             kinds.discard(_Absent)
-        if _suspect(kinds):
-            bad = np.zeros(n, dtype=bool)
-            bad[rest] = _unread(svs)
-            if bad.any():
-                return owners(bad)
+        if (bad := _unread_rows(n, rest, svs, kinds)) is not None:
+            return owners(bad)
         values[rest] = object_column(svs if kinds == {str} else list(map(str, svs)))
         return _Entries(owner, codes, values, bts)
 
