@@ -26,9 +26,11 @@ publisher   ``reuse publish``: the harness starts it again from the ``seq`` afte
 Not here, and why: the ingest on its own (a thread of the driver: it dies with it), and the
 apps coordinator (its Redis is not durable yet: not survivable, so not scheduled).
 
-Recovered means: the killed process (or its replacement) is back, and an output arrived on
-``out/#`` after the kill. Per fault: what was killed and when, the time to recover, the longest
-output pause around it (from the last output before the kill to the first after, as a
+Recovered means: the killed process (or its replacement) is back, and an output of an event
+published after the kill arrived on ``out/#`` (end to end: it includes one event's normal
+latency, about a trigger; an output a batch finished before the kill, published a moment
+after it, does not count). Per fault: what was killed and when, the time to recover, the
+longest pause between output messages from the last one before the kill to the recovery (as a
 subscriber on ``out/#`` sees them), and the lost and duplicated outputs of the step it fell
 in (the run's own accounting against the reference execution on the recorded events). Per
 run: lost and duplicated over all steps, the ingest's missed/stale counts, and whether the
@@ -113,7 +115,8 @@ class Listener:
 
     url: str
     last_seq: dict[str, int] = field(default_factory=dict)
-    outputs_ms: list[float] = field(default_factory=list)
+    # per output message: when it arrived (ms) and the largest source seq of its records
+    outputs: list[tuple[float, int]] = field(default_factory=list)
     client: Any = None
 
     def start(self) -> Listener:
@@ -130,7 +133,12 @@ class Listener:
 
         def on_message(_c: Any, _u: Any, msg: Any) -> None:
             if msg.topic.startswith("out/"):
-                self.outputs_ms.append(time.time() * 1000)
+                now = time.time() * 1000
+                try:
+                    top = max(int(json.loads(line)["q"]) for line in msg.payload.splitlines())
+                except (ValueError, KeyError, TypeError):
+                    top = -1
+                self.outputs.append((now, top))
                 return
             try:
                 seq = int(json.loads(msg.payload)["seq"])
@@ -151,15 +159,19 @@ class Listener:
             self.client.disconnect()
             self.client.loop_stop()
 
-    def output_after(self, ms: float) -> float | None:
-        return next((t for t in list(self.outputs_ms) if t > ms), None)
+    def output_after(self, ms: float, above: int = -1) -> float | None:
+        """When the first output message after ``ms`` holding a record of a ``seq`` above
+        ``above`` arrived (``None``: none yet)."""
+        return next((t for t, q in list(self.outputs) if t > ms and q > above), None)
 
     def pause_around(self, kill_ms: float, back_ms: float) -> float:
-        """From the last output before the kill to the first one at or after the recovery."""
-        got = list(self.outputs_ms)
+        """The longest time without an output message from the last one before the kill to
+        ``back_ms`` (the recovery), as a subscriber on ``out/#`` sees it."""
+        from reuse.runtime.control import longest_gap
+
+        got = [t for t, _ in list(self.outputs)]
         before = max((t for t in got if t <= kill_ms), default=kill_ms)
-        after = min((t for t in got if t >= back_ms), default=back_ms)
-        return (after - before) / 1000
+        return longest_gap([t for t in got if before <= t <= back_ms]) / 1000
 
 
 class Harness:
@@ -339,13 +351,16 @@ def run(seed: int, faults: int, types: tuple[str, ...], *, rate: float = 20.0,
             if not h.running() or h.step() >= len(h.ops):
                 break  # the trace is over: no more faults
             step = h.step()
+            # recovered: an output of an event the publisher sent after the kill (not one a
+            # batch finished before it, published a moment later)
+            published = h.listener.last_seq.get("SYS", -1)
             kill_ms = time.time() * 1000
             pids, back = h.kill(kind)
             row: dict[str, Any] = {"i": i, "type": kind, "at_s": round(kill_ms / 1000 - t0, 2),
                                    "step": step, "killed": pids, "recover_s": None}
             deadline = time.time() + recover_s
             while time.time() < deadline:
-                first = h.listener.output_after(kill_ms)
+                first = h.listener.output_after(kill_ms, above=published)
                 if pids and back() and first is not None:
                     row["recover_s"] = round((first - kill_ms) / 1000, 2)
                     row["pause_s"] = round(h.listener.pause_around(kill_ms, first), 2)
