@@ -2,10 +2,10 @@
 # The README's test command: set-up on first use, then lint, type-check, the docs build and the
 # test suite (pytest arguments pass through).
 #   ./scripts/test.sh           everything: two pytest processes at once, the Spark and browser
-#                               tests in this one (slowest 20 listed), the others beside it;
-#                               about 15 minutes on a fresh clone with set-up (2026-11-27, at
-#                               9a8ca13: 15 min 29 s; the Spark lane 14 min 31 s, the rest
-#                               6 min 52 s beside it)
+#                               tests in this one (slowest 20 listed; those that start several
+#                               JVMs last), the others beside it; about 15 minutes on a fresh
+#                               clone with set-up (2026-11-28, at 0a325c5: 14 min 52 s; the
+#                               Spark lane 13 min 58 s of pytest, the rest 5 min 38 s beside it)
 #   ./scripts/test.sh --fast    no Spark, no browser, no notebook batch: the developer's loop
 #                               (under 3 minutes)
 # $REUSE_REQUIRE=redis,browser,data,mqtt,namespaces (.ci/run sets it) fails the tests that would skip for want
