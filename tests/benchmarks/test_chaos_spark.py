@@ -49,6 +49,7 @@ def test_a_short_seeded_schedule_is_survived_exactly(tmp_path: Path) -> None:
     # each server was started again by its keeper, and the records say so
     assert [r["rc"] for r in res["mqtt_restarts"]] == [-9]
     assert len(res["redis_restarts"]) == 1 and res["redis_restarts"][0]["back_ms"]
-    # the output pause around the driver's death covers its recovery (a new JVM)
+    # the driver's death pauses the outputs for a new process and JVM at least (a trigger is
+    # 1 s); the pause may end before the recovery does (the backlog's outputs come first)
     died = next(f for f in faults if f["type"] == "driver")
-    assert died["pause_s"] >= died["recover_s"] > 0
+    assert died["pause_s"] >= 2.0 and died["recover_s"] >= 2.0, died
