@@ -245,7 +245,7 @@ class Harness:
     def kill(self, kind: str) -> tuple[list[int], Any]:
         """Kill one process of ``kind``; returns the PIDs killed and what shows it is back."""
         from reuse.runtime.dataplane import mosquitto
-        from reuse.runtime.measure import forked_python_workers
+        from reuse.runtime.measure import executor_pids, forked_python_workers
 
         if kind == "driver":
             os.killpg(self.driver.pid, signal.SIGKILL)
@@ -309,19 +309,6 @@ class Harness:
                            capture_output=True)
         self.log.close()
 
-
-def executor_pids() -> list[int]:
-    """The executor JVMs of a standalone cluster on this machine."""
-    import psutil
-
-    out = []
-    for p in psutil.process_iter(["cmdline"]):
-        try:
-            if "CoarseGrainedExecutorBackend" in " ".join(p.info["cmdline"] or []):
-                out.append(p.pid)
-        except psutil.Error:
-            continue
-    return out
 
 
 def run(seed: int, faults: int, types: tuple[str, ...], *, rate: float = 20.0,

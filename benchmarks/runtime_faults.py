@@ -50,7 +50,7 @@ from typing import Any
 
 import psutil
 
-from reuse.runtime.measure import forked_python_workers
+from reuse.runtime.measure import executor_pids, forked_python_workers
 
 ROOT = Path(__file__).resolve().parent.parent
 REUSE = [sys.executable, "-m", "reuse"]
@@ -87,16 +87,6 @@ def journal_steps(root: Path) -> tuple[int, int]:
         rows += kind == "row"
     return ops, rows
 
-
-def executor_pids() -> list[int]:
-    out = []
-    for p in psutil.process_iter(["cmdline"]):
-        try:
-            if "CoarseGrainedExecutorBackend" in " ".join(p.info["cmdline"] or []):
-                out.append(p.pid)
-        except psutil.Error:
-            continue
-    return out
 
 
 def start(args: list[str]) -> subprocess.Popen[bytes]:

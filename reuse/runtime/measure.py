@@ -67,6 +67,21 @@ def forked_python_workers(root_pid: int | None = None) -> list[int]:
     return out
 
 
+
+def executor_pids() -> list[int]:
+    """PIDs of the executor JVMs (``CoarseGrainedExecutorBackend``) of standalone clusters on
+    this machine: what ``benchmarks/runtime_faults.py`` and ``benchmarks/chaos.py`` kill as
+    the executor fault."""
+    out = []
+    for p in psutil.process_iter(["cmdline"]):
+        try:
+            if "CoarseGrainedExecutorBackend" in " ".join(p.info["cmdline"] or []):
+                out.append(p.pid)
+        except psutil.Error:
+            continue
+    return out
+
+
 class CpuMeter:
     """Cumulative CPU of a process tree, sampled in the background.
 
