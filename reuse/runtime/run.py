@@ -467,17 +467,19 @@ def resume_run(root: str | os.PathLike[str], *, ui: bool = False,
     Everything comes from the run directory: the journal (the dataflows, the trace, the
     parameters, the operations enacted and their cuts, the rows written) and the shared
     query's checkpoint. The step the driver died in is measured again from the resume and
-    counts one failure; ``gap_s`` shows the output pause the death caused.
+    counts one failure; ``gap_s`` shows the output pause the death caused. A run across
+    applications (``--replicas apps``: its folder holds ``apps.json``) is resumed by its
+    coordinator's side (:func:`reuse.runtime.apps.coordinator.resume_apps`), which adopts the
+    instances that outlived the dead coordinator.
     """
     from reuse.core.dataflow import parse_dataflow
     from reuse.core.traces import Op
-    from reuse.runtime import SparkRuntimeError
     from reuse.runtime.journal import load_journal
 
     if (Path(root) / "apps.json").exists():
-        raise SparkRuntimeError("is a run across applications (--replicas apps): its "
-                                "coordinator restarts the instances that die, and a run whose "
-                                "coordinator died cannot be resumed", file=str(root))
+        from reuse.runtime.apps.coordinator import resume_apps
+
+        return resume_apps(root, progress=progress)
     state = load_journal(Path(root))
     p = state.start
     journal = str(Path(root) / JOURNAL)

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NamedTuple, TypedDict, TypeVar, get_args
+from typing import TYPE_CHECKING, Literal, NamedTuple, TypedDict, TypeVar, get_args, overload
 
 from reuse.core.errors import ReuseError, StateError, shown
 from reuse.runtime import SparkRuntimeError
@@ -200,6 +200,8 @@ class RunSpec:
         """
         budget = ({} if self.latency_budget_s is None
                   else {"latency_budget_s": self.latency_budget_s})
+        if self.dead_s is not None:
+            budget["dead_s"] = self.dead_s
         return {"policy": self.policy.label, "mode": self.policy.mode.value,
                 "shards": self.shards, "max_events": self.max_events,
                 "step_seconds": self.step_seconds, "rate": self.rate,
@@ -210,17 +212,19 @@ class RunSpec:
                 "replicate_min_users": self.replicate_min_users,
                 "source": masked(self.source),  # a broker's password: in secrets/broker
                 "match": self.match, "split": self.split, "shared_disk": self.shared_disk,
-                "stall_s": self.stall_s, "columnar": self.columnar, **budget}
+                "stall_s": self.stall_s, "columnar": self.columnar,
+                "replicas": self.replicas, **budget}
 
     @classmethod
     def from_journal(cls, params: Mapping[str, object], *, file: str) -> RunSpec:
         """The spec of a journaled run (its start record's parameters), to resume it.
 
-        The journal is the shared query's, so the policy is ``mode`` on ``inplace``. Keys added
-        after the first journals (k-safety, the broker source, matching, split, shared disk,
-        the stall timeout, columnar) take their defaults when missing: a run journaled before
-        issue 35 ran per event, and resumes columnar (a task's state is the same either way,
-        and so are its outputs). The root is the journal's folder;
+        The journal is the shared query's (or a run across applications' start record,
+        ``apps-run.json``), so the policy is ``mode`` on ``inplace``. Keys added after the first
+        journals (k-safety, the broker source, matching, split, shared disk, the stall timeout,
+        columnar, replicas) take their defaults when missing: a run journaled before issue 35
+        ran per event, and resumes columnar (a task's state is the same either way, and so are
+        its outputs). The root is the journal's folder;
         a resume does not warm up; what a journal does not hold (``ui``, ``cluster_dir``...)
         is the default: set it with :func:`dataclasses.replace`. A record that lacks a key,
         holds a wrong type or a refused setting is a one-line
@@ -234,10 +238,13 @@ class RunSpec:
         (PosixPath('run'), 0, 60.0, 0.0)
         """
         p = _Record(params, file)
+        apps = p.get("replicas", str, "shards") == "apps"
         try:
             return cls(
                 policy=_policy_of(p.get("mode", str), "inplace", "pause", None),
-                shards=p.get("shards", int), max_events=p.get("max_events", int),
+                # a run across applications records none of its own: its instances settle them
+                shards=p.get("shards", int, null=apps), max_events=p.get("max_events", int,
+                                                                        null=apps),
                 step_seconds=p.get("step_seconds", float), master=p.get("master", str),
                 rate=p.get("rate", float), trigger_s=p.get("trigger_s", float),
                 pi_iterations=p.get("pi_iterations", int),
@@ -254,6 +261,8 @@ class RunSpec:
                 columnar=p.get("columnar", bool, True),
                 latency_budget_s=(p.get("latency_budget_s", float)
                                   if "latency_budget_s" in params else None),
+                replicas=p.get("replicas", str, "shards"),  # type: ignore[arg-type]  # checked
+                dead_s=p.get("dead_s", float) if "dead_s" in params else None,
                 root=Path(file).parent, warmup_s=0.0)
         except SparkRuntimeError as exc:
             raise StateError(f"start record is refused: {exc.message}", file=file) from None
@@ -422,10 +431,6 @@ RESUME_REFUSED: tuple[Refusal, ...] = (
     Refusal(lambda s: s.engine == "queries",
             "--resume needs a run on the shared query (--merge inplace), not {policy}: only it "
             "keeps a journal", "engine"),
-    Refusal(lambda s: s.replicated_apps,
-            "--resume of a run across applications (--replicas apps) is refused: its "
-            "coordinator restarts the instances that die, and a run whose coordinator died "
-            "cannot be resumed", "not built"),
 )
 
 
@@ -630,7 +635,17 @@ class _Record:
             raise StateError("start record's parameters are not an object", file=file)
         self.params, self.file = params, file
 
-    def get(self, key: str, kind: type[_T], default: _T | None = None) -> _T:
+    @overload
+    def get(self, key: str, kind: type[_T], default: _T | None = None) -> _T: ...
+
+    @overload
+    def get(self, key: str, kind: type[_T], default: None = None, *, null: bool) -> _T | None: ...
+
+    def get(self, key: str, kind: type[_T], default: _T | None = None, *,
+            null: bool = False) -> _T | None:
+        """``null``: the key is required, and its ``null`` is a value (``None``)."""
+        if null and key in self.params and self.params[key] is None:
+            return None
         if key not in self.params:
             if default is None:
                 raise StateError(f"start record is incomplete: it has no {key!r}",

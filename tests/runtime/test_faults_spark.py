@@ -91,12 +91,12 @@ def test_driver_killed_and_resumed(spark: Any, tmp_path: Path) -> None:
     flow; ``--resume`` finishes the trace from the journal and the checkpoint, with nothing
     lost or duplicated. The broker-fed case (a publisher going on while the driver is dead) is
     the chaos test's (``test_chaos_spark.py``), among other faults."""
-    _kill_and_resume(spark, tmp_path, [])
+    _kill_and_resume(spark, tmp_path)
     ledger = json.loads((tmp_path / "run" / "ledger.json").read_text())
     assert ledger["source"]["kind"] == "replay"
 
 
-def _kill_and_resume(spark: Any, tmp_path: Path, extra: list[str]) -> None:
+def _kill_and_resume(spark: Any, tmp_path: Path) -> None:
     dags = tmp_path / "dags"
     write_dags([d for d in build_dataflows(riotbench_dir())
                 if d["id"] in ("etl-sys", "etl-annotate-sys", "stats-sys")], dags)
@@ -109,7 +109,7 @@ def _kill_and_resume(spark: Any, tmp_path: Path, extra: list[str]) -> None:
     proc = subprocess.Popen([*reuse, "run", "--dags", str(dags), "--trace", str(trace),
                              "--step-seconds", "5", "--trigger-seconds", "1",
                              "--warmup-seconds", "1", "--rate", "20", "--root", str(root),
-                             "--out", str(tmp_path / "first.csv"), *extra],
+                             "--out", str(tmp_path / "first.csv")],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:
@@ -146,13 +146,11 @@ def _kill_and_resume(spark: Any, tmp_path: Path, extra: list[str]) -> None:
     gaps = [float(r["gap_s"]) for r in rows]
     assert max(gaps[died - 1:died + 1]) >= 3.0, gaps
     assert sum(int(r["events_out"]) for r in rows[1:]) > 0
-    if not extra:
-        # independent of the run's accounting: the same operations at the same cuts, run
-        # again with no fault, output exactly the same (broker-fed, the reference runs on the
-        # events the bus recorded, both drivers' ingests' together)
-        killed_out, clean_out, upto = rerun_outputs(spark, root, tmp_path / "rerun")
-        assert upto > 0 and killed_out == clean_out
-        assert all(sum(c.values()) > 0 for per in clean_out.values() for c in per.values())
+    # independent of the run's accounting: the same operations at the same cuts, run again
+    # with no fault, output exactly the same
+    killed_out, clean_out, upto = rerun_outputs(spark, root, tmp_path / "rerun")
+    assert upto > 0 and killed_out == clean_out
+    assert all(sum(c.values()) > 0 for per in clean_out.values() for c in per.values())
     # a fresh run refuses a directory that holds one
     again = subprocess.run([*reuse, "run", "--dags", str(dags), "--trace", str(trace),
                             "--root", str(root), "--out", str(tmp_path / "x.csv")],

@@ -25,7 +25,7 @@ from reuse.runtime.spec import OPTIONS, REFUSED, RESUME_REFUSED, RunSpec, Settin
 JOURNAL_KEYS = {"policy", "mode", "shards", "max_events", "step_seconds", "rate", "trigger_s",
                 "pi_iterations", "data_dir", "master", "check", "defrag_every", "k_safe",
                 "replicate_min_users", "source", "match", "split", "shared_disk", "stall_s",
-                "columnar"}
+                "columnar", "replicas"}
 BROKER = "mqtt://127.0.0.1:1883"
 FILE = "run/journal.jsonl"
 
@@ -297,7 +297,6 @@ def test_a_policy_is_refused_exactly_when_policy_refuses_it(
 
 
 @pytest.mark.parametrize("kw, what", [
-    ({"replicas": "apps", "k_safe": 1}, "--resume of a run across applications"),
     ({"merge": "partial"}, "--resume needs a run on the shared query"),
 ])
 def test_what_cannot_be_resumed_is_refused(kw: dict[str, object], what: str) -> None:
@@ -311,6 +310,18 @@ def test_a_shared_query_run_on_replay_is_resumable() -> None:
     for spec in (RunSpec(), RunSpec(split=True), RunSpec(k_safe=1, shards=2),
                  RunSpec.of(mode="default", shared_disk=False), RunSpec(source=BROKER)):
         spec.check_resumable()
+
+
+def test_an_apps_runs_start_record_round_trips_with_its_replicas_and_timeout() -> None:
+    """A run across applications is resumed from its start record (issue 34): the record must
+    bring back ``--replicas apps`` and the heartbeat timeout it ran with."""
+    spec = RunSpec.of(replicas="apps", k_safe=1, dead_s=7.5, root=Path("run"), warmup_s=0.0,
+                      data_dir=Path("d"))  # shards and the batch bound: the instances'
+    assert spec.shards is None and spec.max_events is None
+    spec.check_resumable()
+    params = spec.to_journal()
+    assert params["replicas"] == "apps" and params["dead_s"] == 7.5
+    assert RunSpec.from_journal(json.loads(json.dumps(params)), file=FILE) == spec
 
 
 # --- derived -------------------------------------------------------------------------------------

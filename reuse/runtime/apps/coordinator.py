@@ -30,6 +30,18 @@ What the coordinator does (it runs no task and starts no JVM):
    its cut. The outputs are accounted against the reference execution as consumers read them
    (``lost``, ``duplicated``), and ``<root>/apps.json`` records every instance (its
    ``driver_pid``, ``executors``, role, fate) and every replacement.
+
+**The coordinator's own death** (issue 34) stops no output: the instances run in their own
+sessions, raise the horizon themselves and publish to the run's Redis, which is durable (an
+append-only file under ``<root>/redis``) and restarted when it dies (a keeper thread here; every
+control-plane client retries for a while). What dies is the trace's replay: ``reuse run
+--resume ROOT`` (:func:`resume_apps`) takes it up from the run's files alone. The start record
+``apps-run.json`` holds the dataflows, the trace and the spec; the journal holds the trace's
+position (its ``step-N`` keys: proposing one again returns the operation already decided, so
+replaying the decided steps rebuilds the planner without a second operation); ``apps.json``
+holds the instances, which are adopted by PID when they still run (and replaced as usual when
+they do not); the consumers' view is read again from the streams' start. The step the
+coordinator died in is measured again and counts one failure.
 """
 
 from __future__ import annotations
@@ -59,9 +71,51 @@ from reuse.runtime.dataplane.redis_bus import shown_url
 from reuse.runtime.measure import CpuMeter, longest_pause, percentile
 from reuse.runtime.spec import RunSpec
 
-__all__ = ["Child", "Consumer", "Coordinator", "apps_run", "start_apps"]
+__all__ = ["Adopted", "Child", "Consumer", "Coordinator", "apps_run", "resume_apps",
+           "start_apps"]
 
 RUN = "run"  # the control plane's run name: the run's Redis is its own
+#: The start record of a run across applications: its dataflows, trace and spec (for --resume).
+RUN_RECORD = "apps-run.json"
+#: What every instance of the run is told, but its id and role (holds the Redis password).
+BASE_SPEC = "base.spec.json"
+#: Seconds the coordinator's control-plane calls retry a refused connection (its keeper
+#: restarts the run's Redis within a second).
+PATIENCE_S = 20.0
+
+
+class Adopted:
+    """An instance process started by a coordinator that died, as the one resuming the run
+    adopts it: not its child, so its exit code is unknown. It ended cleanly when it registered
+    itself ``done`` (the follower does once everything below the stop cut is processed);
+    otherwise it died. The process is known by its PID and start time, so a PID reused by
+    another process is not mistaken for it."""
+
+    def __init__(self, pid: int, iid: str, registry: Registry) -> None:
+        import psutil
+
+        self.pid, self.iid, self.registry = pid, iid, registry
+        self._proc: Any = None
+        try:
+            proc = psutil.Process(pid)
+            if "reuse.runtime.apps.instance" in " ".join(proc.cmdline()):
+                self._proc = proc
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            pass
+
+    def poll(self) -> int | None:
+        """``None`` while it runs; 0 once it ended done, 1 once it ended otherwise."""
+        import psutil
+
+        try:
+            if self._proc is not None and self._proc.is_running() \
+                    and self._proc.status() != psutil.STATUS_ZOMBIE:
+                return None
+        except psutil.NoSuchProcess:
+            pass
+        self._proc = None
+        reg = {i.id: i for i in self.registry.instances()}.get(self.iid)
+        return 0 if reg is not None and reg.extra.get("done") is True else 1
 
 
 @dataclass
@@ -69,7 +123,7 @@ class Child:
     """One instance process, as the coordinator started it."""
 
     spec: InstanceSpec
-    proc: subprocess.Popen[bytes]
+    proc: subprocess.Popen[bytes] | Adopted
     started_ms: int
     state: str = "live"  # live, dead, stopped
     died_ms: int | None = None
@@ -139,18 +193,37 @@ class Coordinator:
         self.dead_s = dead_s
         self.meter = meter
         self.log = log
-        self.oplog = OpLog(base.redis, base.run)
-        self.registry = Registry(base.redis, base.run)
+        self.oplog = OpLog(base.redis, base.run, patience_s=PATIENCE_S)
+        self.registry = Registry(base.redis, base.run, patience_s=PATIENCE_S)
         self.children: dict[str, Child] = {}
         self.events: list[dict[str, Any]] = []
-        self.consumer = Consumer(OutputLog(base.redis, base.run))
+        self.consumer = Consumer(OutputLog(base.redis, base.run, patience_s=PATIENCE_S))
         self.streams: set[str] = set()  # every submission's sink streams so far
         self.stopping = False
+        self.keeper: Any = None
+        self.proposed: set[str] = set()  # proposal keys this coordinator's planner has applied
+        # a heartbeat is judged only after dead_s of this coordinator's life: a resumed one
+        # finds the beats its Redis held at the death, before the instances beat again
+        self.began = time.time()
         self._next = 0
 
+    def keep(self, broker: Any) -> None:
+        """Own the run's Redis, and restart it whenever it dies (its keeper thread; the
+        restarts are in ``<root>/redis/restarts.jsonl``)."""
+        from reuse.runtime.dataplane.keeper import Keeper
+
+        self.broker = broker
+        self.keeper = Keeper({"redis": broker},
+                             log=self.root / "redis" / "restarts.jsonl").start()
+
     def propose(self, op: str, dag: str, *, key: str) -> int:
-        """Decide ``op`` on ``dag`` in the journal (idempotent per ``key``); returns its cut."""
+        """Decide ``op`` on ``dag`` in the journal (idempotent per ``key``); returns its cut.
+        The planner's book-keeping is done once per key, so a resumed coordinator proposes its
+        dead predecessor's steps again to rebuild it."""
         cut = self.oplog.propose(op, dag, key=key, by="coordinator").cut
+        if key in self.proposed:
+            return cut
+        self.proposed.add(key)
         if op == "submit":
             pl = self.planner.submit(self.flows[dag])
             for t in pl.start:
@@ -201,8 +274,10 @@ class Coordinator:
                 if rid in self.parents and (shared is None or rid in shared)}
 
     def close(self) -> None:
-        """Kill what still runs, stop Redis and the meter."""
+        """Kill what still runs, stop Redis (its keeper first) and the meter."""
         self.kill_all()
+        if self.keeper is not None:
+            self.keeper.stop()
         if self.broker is not None:
             self.broker.stop()
         self.meter.stop()
@@ -236,6 +311,24 @@ class Coordinator:
     def live(self) -> list[Child]:
         return [c for c in self.children.values() if c.state == "live"]
 
+    def adopt(self, apps: Mapping[str, Any]) -> None:
+        """Take over the instances a dead coordinator recorded (its ``apps.json``) and its
+        replacements so far: the live ones by PID (:class:`Adopted`; one that has ended since
+        is found dead, or done, by the next :meth:`watch`). An instance it spawned after its
+        last ``apps.json`` is not known here: it runs to the stop cut and exits by itself,
+        and its id is not given again (ids come from the spec files)."""
+        for inst in apps.get("instances", []):
+            iid = str(inst["id"])
+            spec = InstanceSpec.from_dict(read_json(self.root / "apps" / f"{iid}.spec.json"))
+            child = Child(spec, Adopted(int(inst["driver_pid"]), iid, self.registry),
+                          int(inst["started_ms"]), str(inst["state"]), inst.get("died_ms"))
+            self.children[iid] = child
+            if child.state == "live":
+                self.meter.add_roots([child.pid])
+        self.events = [dict(e) for e in apps.get("replacements", [])]
+        ids = [int(p.name.split(".")[0][1:]) for p in (self.root / "apps").glob("i*.spec.json")]
+        self._next = max(ids, default=-1) + 1
+
     def wait_ready(self, timeout_s: float = 180.0) -> None:
         """Until every live instance has processed a batch (its JVM is up)."""
         deadline = time.time() + timeout_s
@@ -261,7 +354,8 @@ class Coordinator:
                 c.state = "stopped"
                 continue
             exited = rc is not None
-            stale = b is not None and b.frontier > 0 and b.age_s > self.dead_s
+            stale = (b is not None and b.frontier > 0 and b.age_s > self.dead_s
+                     and time.time() - self.began > self.dead_s)
             if exited or stale:
                 c.state, c.died_ms = "dead", now_ms
                 if not exited:  # hung: make sure it is gone before another takes its place
@@ -408,7 +502,9 @@ def start_apps(flows: Mapping[str, Dataflow], spec: RunSpec, *, workers: int | N
     (root / "apps").mkdir(parents=True, exist_ok=True)
     inst_master, conf = _instance_master(spec.master, k_safe)
     meter = CpuMeter().start()
-    broker = start_redis(root / "redis", password=run_secret(root, "redis"))
+    # durable: the journal, the registry and the output streams outlive this process and
+    # this server (a resumed coordinator starts it again from its file)
+    broker = start_redis(root / "redis", password=run_secret(root, "redis"), durable=True)
     meter.add_roots([broker.pid])
     t0 = int(time.time() * 1000)
     start = emitted_bound(t0, rate) + 1
@@ -421,10 +517,11 @@ def start_apps(flows: Mapping[str, Dataflow], spec: RunSpec, *, workers: int | N
                         min_users=replicate_min_users, conf=conf, split=spec.split,
                         columnar=spec.columnar,
                         cluster_dir=None if spec.cluster_dir is None else str(spec.cluster_dir))
+    write_json(root / "apps" / BASE_SPEC, base.as_dict(), private=True)
     coord = Coordinator(root, base, k_safe, flows,
                         dead_s=spec.dead_s or max(3 * trigger_s, 5.0), meter=meter,
                         log=progress)
-    coord.broker = broker
+    coord.keep(broker)
     try:
         coord.oplog.open(start)
         for i in range(k_safe + 1):
@@ -454,26 +551,126 @@ def apps_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], spec: RunSpec, *,
     check_trace(ops, flows)
     coord = start_apps(flows, spec, workers=workers, progress=progress)
     try:
+        # what --resume needs besides the journal and apps.json (issue 34)
+        write_json(coord.root / RUN_RECORD,
+                   {"flows": [f.to_dict() for f in flows.values()],
+                    "ops": [[o.op, o.dag] for o in ops],
+                    **replace(spec, dead_s=coord.dead_s,
+                              data_dir=Path(str(coord.base.data_dir))).to_journal()})
         coord.hold(spec.warmup_s)
         rows = _steps(coord, ops, spec.step_seconds, on_step, progress)
-        stop_cut = coord.stop()
-        coord.consumer.read(sorted(coord.streams))
-        coord.write_apps()
-        if spec.check:
-            _account(coord, rows, stop_cut)
-        _report_streams(coord, stop_cut)
-        return rows
+        return _finish(coord, rows, check=spec.check)
     finally:
         coord.close()
 
 
+def resume_apps(root: str | os.PathLike[str], *,
+                on_step: Callable[[int, Coordinator], None] | None = None,
+                progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """Finish a run across applications whose coordinator died (``reuse run --resume``): the
+    rows of the whole trace, those written before the death included (see the module
+    docstring). The run's Redis is started again from its file on its port (a server the dead
+    coordinator left running is stopped first, so the instances, whose calls retry, see one
+    short gap); the live instances are adopted, the dead ones replaced as during the run.
+
+    Raises
+    ------
+    StateError
+        The folder holds no start record (the coordinator died before its first step, so
+        nothing was run: start a new run), or a record is unreadable; one line, nothing
+        started.
+    """
+    from urllib.parse import urlparse
+
+    from reuse.core.dataflow import parse_dataflow
+    from reuse.core.errors import StateError
+    from reuse.runtime.dataplane.redis_bus import start_redis
+
+    root = Path(root).resolve()
+    record = root / RUN_RECORD
+    rec = read_json(record)
+    apps = read_json(root / "apps.json")
+    base_d = read_json(root / "apps" / BASE_SPEC)
+    if not isinstance(rec, dict) or not isinstance(apps, dict) or not isinstance(base_d, dict):
+        raise StateError(f"holds no complete run across applications ({RUN_RECORD}, apps.json "
+                         f"and apps/{BASE_SPEC}): its coordinator died before the trace began; "
+                         "start a new run", file=str(root))
+    spec = RunSpec.from_journal(rec, file=str(record))
+    try:
+        flows = {f.id: f for f in (parse_dataflow(d) for d in rec["flows"])}
+        ops = [Op(str(o), str(d)) for o, d in rec["ops"]]
+        base = InstanceSpec.from_dict(base_d)
+        port = urlparse(base.redis).port
+    except (KeyError, TypeError, ValueError) as exc:
+        raise StateError(f"start record is incomplete ({type(exc).__name__}: {exc})",
+                         file=str(record)) from None
+    done = [{k: v for k, v in r.items() if k != "replicated_streams"}
+            for r in _read_rows(root / "rows.jsonl")]
+    meter = CpuMeter().start()
+    broker = start_redis(root / "redis", port, password=run_secret(root, "redis"),
+                         durable=True)
+    meter.add_roots([broker.pid])
+    coord = Coordinator(root, base, spec.k_safe, flows,
+                        dead_s=spec.dead_s or max(3 * base.trigger_s, 5.0), meter=meter,
+                        log=progress)
+    coord.keep(broker)
+    try:
+        coord.adopt(apps)
+        decided = {o.key for o in coord.oplog.sync(0)[1]}
+        for n, op in enumerate(ops, 1):
+            if f"step-{n}" in decided:
+                coord.propose(op.op, op.dag, key=f"step-{n}")
+        coord.consumer.read(sorted(coord.streams))  # the view so far, not this step's outputs
+        if progress:
+            progress(f"resumed at step {len(done) + 1} of {len(ops)}: "
+                     f"{len(coord.live())} instance(s) adopted "
+                     + ", ".join(f"{c.spec.id} pid {c.pid}" for c in coord.live()))
+        rows = done + _steps(coord, ops, spec.step_seconds, on_step, progress,
+                             first=len(done) + 1)
+        return _finish(coord, rows, check=spec.check)
+    finally:
+        coord.close()
+
+
+def _read_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows written so far (``rows.jsonl``); a line torn by the death is left out."""
+    rows = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return []
+    for line in lines:
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            break
+    return rows
+
+
+def _finish(coord: Coordinator, rows: list[dict[str, Any]], *, check: bool,
+            ) -> list[dict[str, Any]]:
+    """Stop the instances at a cut, read the streams to their end, account and report."""
+    stop_cut = coord.stop()
+    coord.consumer.read(sorted(coord.streams))
+    coord.write_apps()
+    if check:
+        _account(coord, rows, stop_cut)
+    _report_streams(coord, stop_cut)
+    return rows
+
+
 def _steps(coord: Coordinator, ops: Sequence[Op], step_seconds: float,
            on_step: Callable[[int, Coordinator], None] | None,
-           progress: Callable[[str], None] | None) -> list[dict[str, Any]]:
+           progress: Callable[[str], None] | None, *, first: int = 1,
+           ) -> list[dict[str, Any]]:
+    """Steps ``first``.. of the trace; a ``first`` above 1 is a resume, whose first step
+    counts the coordinator's death as one failure."""
     rows: list[dict[str, Any]] = []
     ends: list[float] = []  # every output's arrival (ms), as the consumers read them
     origin = time.time() * 1000
     for n, op in enumerate(ops, 1):
+        if n < first:
+            continue
         t0 = time.time()
         cpu0 = coord.meter.total()  # the step's CPU covers its operation (issue 33)
         if on_step is not None:
@@ -481,6 +678,8 @@ def _steps(coord: Coordinator, ops: Sequence[Op], step_seconds: float,
         cut = coord.propose(op.op, op.dag, key=f"step-{n}")
         op_s = time.time() - t0
         arrivals, failures = coord.hold(t0 + step_seconds - time.time())
+        resumed = n == first > 1  # the coordinator's death is this step's failure
+        failures += int(resumed)
         t1 = time.time()
         cores = (coord.meter.total() - cpu0) / (t1 - t0)
         ends += [float(ms) for ms, _ in arrivals]
@@ -502,7 +701,9 @@ def _steps(coord: Coordinator, ops: Sequence[Op], step_seconds: float,
             progress(f"[apps {n}/{len(ops)}] {op.op} {op.dag} at cut {cut}: "
                      f"{row['running_tasks']} tasks, {row['queries']} instances, "
                      f"{row['cores']:.2f} cores, gap {row['gap_s']} s"
-                     + (f", {failures} instance(s) replaced" if failures else ""))
+                     + (f", {failures - resumed} instance(s) replaced"
+                        if failures > resumed else "")
+                     + (", its coordinator resumed" if resumed else ""))
     return rows
 
 

@@ -82,6 +82,10 @@ class InstanceSpec:
     cluster_dir: str | None = None
     #: the shards run columnar (``--per-event``: false)
     columnar: bool = True
+    #: how long a control-plane call retries a refused connection: the run's Redis is
+    #: restarted by the coordinator, or by ``reuse run --resume`` after the coordinator's own
+    #: death (issue 34); past it the instance fails, and the resumed coordinator restarts it
+    patience_s: float = 120.0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -107,10 +111,11 @@ class Follower:
     def __init__(self, engine: InplaceRuntime, spec: InstanceSpec,
                  flows: dict[str, Dataflow]) -> None:
         self.engine, self.spec, self.flows = engine, spec, flows
-        self.oplog = OpLog(spec.redis, spec.run)
-        self.registry = Registry(spec.redis, spec.run)
-        self.outputs = OutputLog(spec.redis, spec.run)
-        self.cut_states = CutStates(spec.redis, spec.run)
+        wait = spec.patience_s
+        self.oplog = OpLog(spec.redis, spec.run, patience_s=wait)
+        self.registry = Registry(spec.redis, spec.run, patience_s=wait)
+        self.outputs = OutputLog(spec.redis, spec.run, patience_s=wait)
+        self.cut_states = CutStates(spec.redis, spec.run, patience_s=wait)
         self.ready_path = Path(str(engine.follow))
         self.ready_path.parent.mkdir(parents=True, exist_ok=True)
         self.applied = 0  # operations of the journal applied
@@ -127,9 +132,13 @@ class Follower:
 
     # --- the control loop (the follower's thread: the instance's main thread) --------------
 
-    def register(self) -> None:
+    def register(self, *, done: bool = False) -> None:
+        """Describe this instance; ``done``: it processed everything below the stop cut and
+        exits cleanly (how a resumed coordinator, which is not its parent and cannot read its
+        exit code, tells a finished instance from a dead one)."""
         self.registry.register(self.spec.id, executors=self.executors, home=self.spec.home,
-                               root=self.spec.root, join=self.spec.join, batches=self.batches)
+                               root=self.spec.root, join=self.spec.join, batches=self.batches,
+                               done=done)
 
     def sync(self) -> int:
         """Apply the journal's new operations, then write the ready mark; returns it."""
@@ -180,7 +189,7 @@ class Follower:
                                                  self.engine.start_seq) >= self.stop_cut:
                 # (a joiner whose cut is the stop, or an instance restarted from a checkpoint
                 # already at the stop, has nothing to run: it ran no batch, on no executor)
-                self.register()  # the final batch count, for apps.json
+                self.register(done=True)  # the final batch count, for apps.json
                 return
             time.sleep(tick_s)
 

@@ -29,24 +29,30 @@ class RedisPart:
         ``redis://host:port/db``.
     run
         The run's name: every key starts with ``reuse:ctl:<run>:``, so runs share a server.
+    patience_s
+        Retry a refused or broken connection for this long
+        (:func:`~reuse.runtime.common.redis_client.redis_client`): the instances and the
+        coordinator of a run across applications ride through a restart of its Redis (issue
+        34). 0: fail at once.
     """
 
-    def __init__(self, url: str, run: str) -> None:
+    def __init__(self, url: str, run: str, *, patience_s: float = 0.0) -> None:
         if not run or ":" in run:
             raise ControlError(f"run name {run!r} must be non-empty and hold no ':'")
-        self.url, self.run = url, run
+        self.url, self.run, self.patience_s = url, run, patience_s
         self._client: Any = None
         self._scripts: dict[str, Any] = {}
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"url": self.url, "run": self.run, "_client": None, "_scripts": {}}
+        return {"url": self.url, "run": self.run, "patience_s": self.patience_s,
+                "_client": None, "_scripts": {}}
 
     @property
     def client(self) -> Any:
         if self._client is None:
-            import redis
+            from reuse.runtime.common.redis_client import redis_client
 
-            self._client = redis.Redis.from_url(self.url)
+            self._client = redis_client(self.url, patience_s=self.patience_s)
         return self._client
 
     def key(self, name: str) -> str:

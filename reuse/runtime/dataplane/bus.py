@@ -44,7 +44,6 @@ Nothing here imports Spark.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -58,10 +57,6 @@ __all__ = ["Bus", "BusError", "FileBus", "RedisBus", "make_bus"]
 
 
 _EXT = ".frame"
-#: Seconds between a patient Redis client's tries (:class:`RedisBus` ``patience_s``).
-_RETRY_S = 0.25
-
-
 class BusError(SparkRuntimeError):
     """A consumer's read went wrong on the bus; names the topic, the query and the offset."""
 
@@ -300,26 +295,14 @@ class RedisBus(Bus):
     @property
     def client(self) -> Any:
         """The Redis client. With ``patience_s`` a call whose connection is refused or broken
-        is tried again every 0.25 s for that long, so every reader and writer of the bus rides
-        through a restart of a durable server (issue 34: the run's Redis is restarted when it
-        dies, :mod:`~reuse.runtime.dataplane.keeper`). Retrying is safe here: a publish is
-        idempotent per key and the rest are reads. Without it a call fails at once (a caller
-        waiting for a server to come up polls)."""
+        is tried again for that long, so every reader and writer of the bus rides through a
+        restart of a durable server (issue 34: the run's Redis is restarted when it dies,
+        :mod:`~reuse.runtime.dataplane.keeper`; :func:`~reuse.runtime.common.redis_client.
+        redis_client`)."""
         if self._client is None:
-            import redis
+            from reuse.runtime.common.redis_client import redis_client
 
-            opts: dict[str, Any] = {}
-            if self.patience_s > 0:
-                from redis.backoff import ConstantBackoff
-                from redis.exceptions import ConnectionError as RedisConnectionError
-                from redis.exceptions import TimeoutError as RedisTimeoutError
-                from redis.retry import Retry
-
-                tries = max(1, math.ceil(self.patience_s / _RETRY_S))
-                opts = {"retry": Retry(ConstantBackoff(_RETRY_S), tries),
-                        "retry_on_error": [RedisConnectionError, RedisTimeoutError,
-                                           ConnectionError]}
-            self._client = redis.Redis.from_url(self.url, **opts)
+            self._client = redis_client(self.url, patience_s=self.patience_s)
         return self._client
 
     def _redis_keys(self, topic: str) -> list[str]:

@@ -24,28 +24,17 @@ from typing import Any
 
 import pytest
 
-from reuse.core.dataflow import parse_dataflow
 from reuse.core.traces import Op
 from reuse.runtime.control import longest_gap
-from reuse.testing import missing, riot_flows
+from reuse.testing import missing
 
 pytestmark = [pytest.mark.spark, pytest.mark.many_jvms]
 
 TRIGGER = 2.0
 
 
-def _flows() -> dict[str, Any]:
-    base = riot_flows("stats-sys")["stats-sys"]
-    keep = ["src", "parse", "kalman", "publish"]
-    tasks = [{"id": t, "type": base.task(t).type, "config": base.task(t).config} for t in keep]
-    streams = [["src", "parse"], ["parse", "kalman"], ["kalman", "publish"]]
-    flows = {n: parse_dataflow({"id": n, "tasks": tasks, "streams": streams})
-             for n in ("twin-a", "twin-b")}
-    flows["clean-sys"] = riot_flows("clean-sys")["clean-sys"]
-    return flows
-
-
-def test_a_killed_driver_pauses_no_output_and_a_replacement_joins_warm(tmp_path: Path) -> None:
+def test_a_killed_driver_pauses_no_output_and_a_replacement_joins_warm(
+        tmp_path: Path, twin_flows: dict[str, Any]) -> None:
     if shutil.which("redis-server") is None:
         pytest.skip(missing("redis", "redis-server is not installed"))
     from reuse.runtime.apps.coordinator import Coordinator, apps_run
@@ -93,7 +82,7 @@ def test_a_killed_driver_pauses_no_output_and_a_replacement_joins_warm(tmp_path:
     root = tmp_path / "run"
     spec = RunSpec.of(root=root, replicas="apps", k_safe=1, replicate_min_users=1,
                       step_seconds=8.0, rate=10.0, trigger_s=TRIGGER, warmup_s=2.0)
-    rows = apps_run(_flows(), ops, spec, on_step=on_step)
+    rows = apps_run(twin_flows, ops, spec, on_step=on_step)
 
     apps = json.loads((root / "apps.json").read_text())
     by_id = {i["id"]: i for i in apps["instances"]}

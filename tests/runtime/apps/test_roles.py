@@ -93,13 +93,17 @@ def test_reuse_run_refuses_bad_apps_parameters_before_anything_starts(
     assert code == 1 and len(err.splitlines()) == 1 and message in err, err
 
 
-def test_a_run_across_applications_is_not_resumed(tmp_path: Any, capsys: Any) -> None:
-    """``--resume`` on an apps run's directory: one line saying why, exit 1, nothing written."""
+def test_an_apps_run_without_its_start_record_is_not_resumed(tmp_path: Any,
+                                                             capsys: Any) -> None:
+    """``--resume`` of an apps run whose coordinator died before its trace began (an
+    ``apps.json``, no start record): one line naming the folder and the files, exit 1, and
+    nothing started or written (no Redis folder, no CSV)."""
     from reuse.cli import main
 
     (tmp_path / "apps.json").write_text("{}")
     out = tmp_path / "out.csv"
     code = main(["run", "--resume", str(tmp_path), "--out", str(out)])
     err = capsys.readouterr().err.strip()
-    assert code == 1 and len(err.splitlines()) == 1 and "--replicas apps" in err, err
-    assert not out.exists()
+    assert code == 1 and len(err.splitlines()) == 1, err
+    assert str(tmp_path) in err and "apps-run.json" in err, err
+    assert not out.exists() and not (tmp_path / "redis").exists()
