@@ -384,10 +384,9 @@ def _faults_ksafe(raws: list[Any]) -> str:
                    "duplicated"], _left(9), rows)
 
 
-def _chaos(raws: list[Any]) -> str:
-    """Issue 34's chaos run: per process type the faults, how many were survived, and the
-    output pause and time to recover (median and max), then the run's accounting."""
-    raw = raws[0]
+def _chaos_table(raw: dict[str, Any]) -> str:
+    """Per process type killed: the faults, how many were survived, the output pause and the
+    time to recover (median and max), and the lost and duplicated outputs of their steps."""
     rows = []
     for kind, s in raw["by_type"].items():
         mine = [f for f in raw["faults"] if f["type"] == kind]
@@ -397,9 +396,15 @@ def _chaos(raws: list[Any]) -> str:
                      f"{_f(s['pause_median_s'], 1)} / {_f(s['pause_max_s'], 1)}",
                      f"{_f(s['recover_median_s'], 1)} / {_f(s['recover_max_s'], 1)}",
                      f"{lost} / {dup}"])
-    table = _table(["killed", "faults", "survived", "output pause (s), median / max",
-                    "time to recover (s), median / max", "lost / duplicated in their steps"],
-                   ["---", "---:", "---:", "---:", "---:", "---:"], rows)
+    return _table(["killed", "faults", "survived", "output pause (s), median / max",
+                   "time to recover (s), median / max", "lost / duplicated in their steps"],
+                  ["---", "---:", "---:", "---:", "---:", "---:"], rows)
+
+
+def _chaos(raws: list[Any]) -> str:
+    """Issue 34's chaos run on a broker-fed run: the table, then the run's accounting."""
+    raw = raws[0]
+    table = _chaos_table(raw)
     counts = next(iter(raw["ingest"].values()), {}) if raw["ingest"] else {}
     return (table + f"\n\nSeed {raw['seed']}, {len(raw['faults'])} faults over "
             f"{raw['rows']} steps of {raw['step_s']:g} s at {raw['rate']:g} events/s; rc "
@@ -409,6 +414,24 @@ def _chaos(raws: list[Any]) -> str:
             f"{counts.get('missed', '-')} missed and {counts.get('stale', '-')} stale; "
             f"{len(raw['redis_restarts'])} Redis and {len(raw['mqtt_restarts'])} mosquitto "
             "restarts by their keepers.")
+
+
+def _chaos_apps(raws: list[Any]) -> str:
+    """Issue 34's chaos run across applications: the table, the pauses against two triggers,
+    then the run's accounting."""
+    raw = raws[0]
+    pauses = [f["pause_s"] for f in raw["faults"] if f.get("pause_s") is not None]
+    worst = max(pauses, default=None)
+    return (_chaos_table(raw) + f"\n\nSeed {raw['seed']}, {len(raw['faults'])} faults over "
+            f"{raw['rows']} steps of {raw['step_s']:g} s at {raw['rate']:g} events/s, K = "
+            f"{raw['k_safe']}, U = {raw['replicate_min_users']} (every sink replicated), "
+            f"trigger {raw['trigger_s']:g} s; rc {raw['rc']}; the whole run: lost "
+            f"{raw['lost']}, duplicated {raw['duplicated']}. Output pauses within the target "
+            f"of two triggers ({raw['target_pause_s']:g} s): {raw['pauses_within_target']} of "
+            f"{len(pauses)} (the longest {_f(worst, 2)} s). {raw['instances']} instances in "
+            f"all, {len(raw['replacements'])} replacements, {raw['coordinator_resumes']} "
+            f"coordinator resumes, {len(raw['redis_restarts'])} Redis restarts by the "
+            "coordinator's keeper.")
 
 
 def _faults_apps(raws: list[Any]) -> str:
@@ -753,6 +776,7 @@ def registry() -> dict[str, Entry]:
         Entry("compose", ("compose.json",), _compose),
         # benchmarks/chaos.py (issue 34, item 2)
         Entry("chaos", ("chaos.json",), _chaos),
+        Entry("chaos-apps", ("chaos_apps.json",), _chaos_apps),
         # benchmarks/runtime_rates.py, issue 35: a latency budget at 10 events/s
         Entry("rates_pace", ("rates_pace.json",), _rates_issue35),
         # benchmarks/runtime_rates.py, issue 35: the shards columnar or per event at 300/s
