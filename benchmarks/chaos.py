@@ -445,6 +445,8 @@ def main(argv: list[str] | None = None) -> int:
                          "types: coordinator, instance, worker, redis (benchmarks/chaos_apps.py)")
     ap.add_argument("--rate", type=float, default=20.0)
     ap.add_argument("--step-seconds", type=float, default=10.0)
+    ap.add_argument("--steps", type=int, default=None,
+                    help="the trace's length (default: an estimate long enough for the schedule)")
     ap.add_argument("--out", default="")
     args = ap.parse_args(argv)
     from benchmarks.chaos_apps import TYPES as APPS_TYPES
@@ -461,7 +463,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     res = run(args.seed, args.faults, types, rate=args.rate, step_s=args.step_seconds,
-              cluster=args.cluster, apps=args.apps)
+              cluster=args.cluster, apps=args.apps, steps=args.steps)
     for kind, s in res["by_type"].items():
         print(f"{kind:10s} {s['faults']:3d} faults, {s['recovered']} recovered; pause median "
               f"{s['pause_median_s']} s, max {s['pause_max_s']} s; recovery median "

@@ -40,7 +40,8 @@ control-plane client retries for a while). What dies is the trace's replay: ``re
 position (its ``step-N`` keys: proposing one again returns the operation already decided, so
 replaying the decided steps rebuilds the planner without a second operation); ``apps.json``
 holds the instances, which are adopted by PID when they still run (and replaced as usual when
-they do not); the consumers' view is read again from the streams' start. The step the
+they do not), and so is the Redis (started again from its file when it died too); the
+consumers' view is read again from the streams' start. The step the
 coordinator died in is measured again and counts one failure.
 """
 
@@ -569,9 +570,10 @@ def resume_apps(root: str | os.PathLike[str], *,
                 progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """Finish a run across applications whose coordinator died (``reuse run --resume``): the
     rows of the whole trace, those written before the death included (see the module
-    docstring). The run's Redis is started again from its file on its port (a server the dead
-    coordinator left running is stopped first, so the instances, whose calls retry, see one
-    short gap); the live instances are adopted, the dead ones replaced as during the run.
+    docstring). The run's Redis is adopted when the dead coordinator left it running (the
+    instances, still writing to it, see no gap), else started again from its file on its
+    port (their calls retry meanwhile); the live instances are adopted, the dead ones replaced
+    as during the run.
 
     Raises
     ------
@@ -608,7 +610,7 @@ def resume_apps(root: str | os.PathLike[str], *,
             for r in _read_rows(root / "rows.jsonl")]
     meter = CpuMeter().start()
     broker = start_redis(root / "redis", port, password=run_secret(root, "redis"),
-                         durable=True)
+                         durable=True, adopt=True)
     meter.add_roots([broker.pid])
     coord = Coordinator(root, base, spec.k_safe, flows,
                         dead_s=spec.dead_s or max(3 * base.trigger_s, 5.0), meter=meter,

@@ -17,6 +17,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.common.files import write_text
@@ -31,7 +32,7 @@ class Broker:
 
     pid: int
     port: int
-    proc: subprocess.Popen[bytes]
+    proc: subprocess.Popen[bytes] | Running
     password: str | None = None
     argv: tuple[str, ...] = ()  # how it was started: :meth:`restart` starts it so again
     workdir: Path | None = None
@@ -78,6 +79,36 @@ class Broker:
                 self.proc.wait(timeout=5)
 
 
+class Running:
+    """A server this process did not start but took over (:func:`start_redis` ``adopt``): the
+    calls of :class:`subprocess.Popen` that :class:`Broker` makes, through psutil."""
+
+    def __init__(self, proc: Any) -> None:
+        self._proc = proc
+        self.pid = int(proc.pid)
+
+    def poll(self) -> int | None:
+        import psutil
+
+        try:
+            if self._proc.is_running() and self._proc.status() != psutil.STATUS_ZOMBIE:
+                return None
+        except psutil.NoSuchProcess:
+            pass
+        return -1  # not our child: its exit code is unknown
+
+    def wait(self, timeout: float | None = None) -> int:
+        import psutil
+
+        try:
+            self._proc.wait(timeout=timeout)
+        except psutil.NoSuchProcess:
+            pass
+        except psutil.TimeoutExpired:
+            raise subprocess.TimeoutExpired("redis-server", timeout or 0.0) from None
+        return -1
+
+
 def shown_url(url: str) -> str:
     """A Redis URL fit for a file anyone may read: its password masked.
 
@@ -97,7 +128,8 @@ def free_port() -> int:
 
 
 def start_redis(workdir: str | os.PathLike[str], port: int | None = None, *,
-                durable: bool = False, password: str | None = None) -> Broker:
+                durable: bool = False, password: str | None = None,
+                adopt: bool = False) -> Broker:
     """Start redis-server (needs Debian's ``redis-server`` package) and wait until it answers.
 
     ``durable``: every write is in an append-only file under ``workdir`` (fsynced per write)
@@ -108,7 +140,13 @@ def start_redis(workdir: str | os.PathLike[str], port: int | None = None, *,
 
     ``password``: every client must authenticate with it (``requirepass``, in a config file
     of mode 0600 rather than on the command line, which any local user can list); the
-    :attr:`Broker.url` carries it."""
+    :attr:`Broker.url` carries it.
+
+    ``adopt`` (durable only): a server an earlier process left running on ``workdir`` that
+    answers on ``port`` with ``password`` is taken over instead of stopped and started again
+    (a resumed apps coordinator, whose instances are still writing to it: no gap for them,
+    and no reload of a file that grows with the run). It is still restarted as this call would
+    start it when it dies, and stopped by :meth:`Broker.stop`."""
     exe = shutil.which("redis-server")
     if exe is None:
         raise SparkRuntimeError("redis-server is not installed (apt-get install redis-server)")
@@ -116,8 +154,11 @@ def start_redis(workdir: str | os.PathLike[str], port: int | None = None, *,
     d.mkdir(parents=True, exist_ok=True)
     port = port or free_port()
     keep = ["--appendonly", "no"]
+    orphan = None
     if durable:
-        _stop_orphan(d / "redis.pid")
+        orphan = _adoptable(d / "redis.pid", port, password) if adopt else None
+        if orphan is None:
+            _stop_orphan(d / "redis.pid")
         keep = ["--appendonly", "yes", "--appendfsync", "always", "--pidfile",
                 str(d / "redis.pid")]
     config: list[str] = []
@@ -128,6 +169,8 @@ def start_redis(workdir: str | os.PathLike[str], port: int | None = None, *,
         config = [str(conf)]
     argv = [exe, *config, "--bind", "127.0.0.1", "--port", str(port), "--save", "", *keep,
             "--dir", str(d), "--protected-mode", "yes"]
+    if orphan is not None:
+        return Broker(orphan.pid, port, orphan, password, tuple(argv), d, durable)
     proc = _launch(argv, d)
     broker = Broker(proc.pid, port, proc, password, tuple(argv), d, durable)
     _wait_answers(broker, d, 20.0)
@@ -152,6 +195,26 @@ def _wait_answers(broker: Broker, d: Path, timeout_s: float) -> None:
             broker.stop()
             raise SparkRuntimeError(f"redis-server did not start; see {d / 'redis.log'}")
         time.sleep(0.1)
+
+
+def _adoptable(pidfile: Path, port: int, password: str | None) -> Running | None:
+    """The redis-server ``pidfile`` names, if it still runs and answers on ``port`` with
+    ``password`` (``None``: none such)."""
+    import psutil
+
+    try:
+        proc = psutil.Process(int(pidfile.read_text().strip()))
+        if "redis" not in proc.name():
+            return None  # the pid was reused by something else
+    except (OSError, ValueError, psutil.Error):
+        return None
+    auth = f":{password}@" if password else ""
+    try:
+        if not RedisBus(f"redis://{auth}127.0.0.1:{port}/0").client.ping():
+            return None
+    except Exception:  # noqa: BLE001 - not answering: start a new one
+        return None
+    return Running(proc)
 
 
 def _stop_orphan(pidfile: Path) -> None:

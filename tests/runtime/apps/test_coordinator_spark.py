@@ -3,10 +3,11 @@
 ``reuse run --replicas apps`` runs as its own process; in the trace's second step that process
 alone is killed (SIGKILL: no clean-up). Its two instances, each its own driver and Spark
 application in its own session, and its Redis live on. ``reuse run --resume`` then takes the
-trace up from the run's files: it starts the Redis again from its append-only file (stopping
-the one left running, so the instances ride through a restart of their server), adopts both
-instances by PID, and finishes the trace. Nothing is lost or duplicated as consumers read the
-streams, no instance is replaced, and the outputs did not stop while no coordinator ran.
+trace up from the run's files: it adopts the Redis left running (not started again: the
+instances see no gap) and both instances by PID, and finishes the trace. Nothing is lost or
+duplicated as consumers read the streams, no instance is replaced, and the outputs did not
+stop while no coordinator ran. (A Redis that died with its coordinator is started again from
+its file: ``tests/runtime/dataplane/test_redis_bus.py``.)
 """
 
 from __future__ import annotations
@@ -107,6 +108,8 @@ def test_a_dead_coordinator_is_resumed_and_adopts_the_live_instances(
     assert {i["id"]: i["driver_pid"] for i in apps["instances"]} == pids
     assert [i["state"] for i in apps["instances"]] == ["stopped", "stopped"]
     assert apps["replacements"] == []
+    # the Redis was adopted: started once in the whole run
+    assert (root / "redis" / "redis.log").read_text().count("Ready to accept") == 1
 
     # while nobody coordinated, the instances kept publishing (they raise the horizon
     # themselves): outputs arrived in the window between the kill and the resume

@@ -62,6 +62,49 @@ def test_a_killed_redis_is_restarted_from_its_file_and_patient_writers_lose_noth
         broker.stop()
 
 
+def test_a_resumed_owner_adopts_a_live_server_and_restarts_a_dead_one_from_its_file(
+        tmp_path: Path, redis_exe: None) -> None:
+    """A resumed apps coordinator (issue 34) finds its dead predecessor's durable Redis: a live
+    one is taken over as it is (same process, its data there, restarted by a keeper when it
+    dies later, stopped by ``stop``); a dead one is started again from its file. A server
+    that does not answer with the run's password is not adopted."""
+    from reuse.runtime.dataplane.redis_bus import Broker, start_redis
+
+    def held(b: Broker, patience_s: float = 0.0) -> list[int]:
+        bus = b.bus(patience_s=patience_s)
+        return [decode_frame(f, topic="t", key=k).hw for k, f in bus.read("t", "", "+")]
+
+    d = tmp_path / "redis"
+    first = start_redis(d, durable=True, password="pw")
+    first.bus().publish("t", "k0001", encode_frame(1, ["e1"]))
+    adopted = start_redis(d, first.port, durable=True, password="pw", adopt=True)
+    try:
+        assert adopted.pid == first.pid and adopted.alive()
+        assert held(adopted) == [1]
+        keeper = Keeper({"redis": adopted}, period_s=0.05).start()
+        _kill(first.pid)
+        first.proc.wait(timeout=10)  # reaped by the process that started it, as init would
+        deadline = time.time() + 10
+        while not (adopted.pid != first.pid and adopted.alive()):
+            assert time.time() < deadline, "the adopted server was not restarted"
+            time.sleep(0.05)
+        keeper.stop()
+        assert held(adopted, 5.0) == [1]
+        # the wrong password: not adopted, and the server running there is replaced
+        other = start_redis(d, adopted.port, durable=True, password="other", adopt=True)
+        assert other.pid != adopted.pid and not adopted.alive()
+        other.stop()
+        # none running: started again from the file
+        again = start_redis(d, adopted.port, durable=True, password="pw", adopt=True)
+        assert held(again) == [1]
+        again.stop()
+        assert not again.alive()
+    finally:
+        for b in (first, adopted):
+            if b.alive():
+                b.stop()
+
+
 def test_a_killed_redis_behind_the_ingest_loses_no_message(
         tmp_path: Path, redis_exe: None, mqtt_broker: str) -> None:
     """A publisher at 200 messages/s, an ingest appending to a durable Redis that is killed
