@@ -777,6 +777,7 @@ def registry() -> dict[str, Entry]:
         # benchmarks/chaos.py (issue 34, item 2)
         Entry("chaos", ("chaos.json",), _chaos),
         Entry("chaos-apps", ("chaos_apps.json",), _chaos_apps),
+        Entry("chaos-apps-restart", ("chaos_apps_restart.json",), _chaos_apps),
         # benchmarks/runtime_rates.py, issue 35: a latency budget at 10 events/s
         Entry("rates_pace", ("rates_pace.json",), _rates_issue35),
         # benchmarks/runtime_rates.py, issue 35: the shards columnar or per event at 300/s
