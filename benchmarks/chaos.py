@@ -177,6 +177,32 @@ class Listener:
         return longest_gap([t for t in got if before <= t <= back_ms]) / 1000
 
 
+def redis_pid(root: Path) -> int | None:
+    """The PID of a run's own Redis, from its pidfile (``None``: none running)."""
+    try:
+        return int((root / "redis" / "redis.pid").read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def kill_workers(roots: Any, seconds: float = 3.0) -> list[int]:
+    """SIGKILL the forked Python workers under the processes ``roots()`` names, trying for up
+    to ``seconds`` until there are some (between batches a JVM may have none); the PIDs."""
+    from reuse.runtime.measure import forked_python_workers
+
+    killed: list[int] = []
+    end = time.time() + seconds
+    while time.time() < end and not killed:
+        for p in (w for r in roots() for w in forked_python_workers(r)):
+            try:
+                os.kill(p, signal.SIGKILL)
+                killed.append(p)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.02)
+    return killed
+
+
 class Harness:
     """The processes of one chaos run, and how to kill and bring back each."""
 
@@ -261,15 +287,12 @@ class Harness:
         return journal_kinds(self.root).count("op")
 
     def redis_pid(self) -> int | None:
-        try:
-            return int((self.root / "redis" / "redis.pid").read_text().strip())
-        except (OSError, ValueError):
-            return None
+        return redis_pid(self.root)
 
     def kill(self, kind: str) -> tuple[list[int], Any]:
         """Kill one process of ``kind``; returns the PIDs killed and what shows it is back."""
         from reuse.runtime.dataplane import mosquitto
-        from reuse.runtime.measure import executor_pids, forked_python_workers
+        from reuse.runtime.measure import executor_pids
 
         if kind == "driver":
             os.killpg(self.driver.pid, signal.SIGKILL)
@@ -285,18 +308,8 @@ class Harness:
                 os.kill(p, signal.SIGKILL)
             return pids, lambda: bool(set(executor_pids()) - set(pids))
         if kind == "worker":
-            killed: list[int] = []
-            end = time.time() + 3
-            while time.time() < end and not killed:
-                roots = executor_pids() if self.cluster is not None else [self.driver.pid]
-                for p in (w for r in roots for w in forked_python_workers(r)):
-                    try:
-                        os.kill(p, signal.SIGKILL)
-                        killed.append(p)
-                    except ProcessLookupError:
-                        pass
-                time.sleep(0.02)
-            return killed, self.running
+            return kill_workers(lambda: executor_pids() if self.cluster is not None
+                                else [self.driver.pid]), self.running
         if kind == "redis":
             p = self.redis_pid()
             if p is None:

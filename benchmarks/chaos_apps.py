@@ -178,14 +178,13 @@ class AppsHarness:
         return [i for i in apps["instances"] if i["state"] == "live" and i["id"] not in pending]
 
     def redis_pid(self) -> int | None:
-        try:
-            return int((self.root / "redis" / "redis.pid").read_text().strip())
-        except (OSError, ValueError):
-            return None
+        from benchmarks.chaos import redis_pid
+
+        return redis_pid(self.root)
 
     def kill(self, kind: str) -> tuple[list[int], Any]:
         """Kill one process of ``kind``; returns the PIDs killed and what shows it is back."""
-        from reuse.runtime.measure import forked_python_workers
+        from benchmarks.chaos import kill_workers
 
         if kind == "coordinator":
             p = self.driver.pid
@@ -212,16 +211,7 @@ class AppsHarness:
                            for e in self._apps()["replacements"])
             return [p], restored
         if kind == "worker":
-            killed: list[int] = []
-            end = time.time() + 3
-            while time.time() < end and not killed:
-                for w in forked_python_workers(int(victim["driver_pid"])):
-                    try:
-                        os.kill(w, signal.SIGKILL)
-                        killed.append(w)
-                    except ProcessLookupError:
-                        pass
-                time.sleep(0.02)
+            killed = kill_workers(lambda: [int(victim["driver_pid"])])
             return killed, lambda: any(i["id"] == victim["id"] for i in self._live())
         if kind == "redis":
             p = self.redis_pid()
