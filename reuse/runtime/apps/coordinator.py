@@ -57,7 +57,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from reuse.core.dataflow import Dataflow
 from reuse.core.traces import Op, check_trace
@@ -83,6 +83,35 @@ BASE_SPEC = "base.spec.json"
 #: Seconds the coordinator's control-plane calls retry a refused connection (its keeper
 #: restarts the run's Redis within a second).
 PATIENCE_S = 20.0
+
+
+class Recorded(NamedTuple):
+    """One instance as a dead coordinator's ``apps.json`` and spec file recorded it."""
+
+    spec: InstanceSpec
+    pid: int
+    started_ms: int
+    state: str
+    died_ms: int | None
+
+
+def _recorded(root: Path, apps: Mapping[str, Any]) -> list[Recorded]:
+    """Every instance of ``apps.json`` with its spec file, read before anything is started
+    (a record that cannot be read is refused while nothing runs)."""
+    out = []
+    for inst in apps["instances"]:
+        iid = str(inst["id"])
+        spec_d = read_json(root / "apps" / f"{iid}.spec.json")
+        if not isinstance(spec_d, dict):
+            raise ValueError(f"instance {iid!r} has no spec file (apps/{iid}.spec.json)")
+        spec = InstanceSpec.from_dict(spec_d)
+        state = str(inst["state"])
+        if state not in ("live", "dead", "stopped") or spec.id != iid:
+            raise ValueError(f"instance {iid!r}: state {state!r}, spec of {spec.id!r}")
+        died = inst.get("died_ms")
+        out.append(Recorded(spec, int(inst["driver_pid"]), int(inst["started_ms"]), state,
+                            None if died is None else int(died)))
+    return out
 
 
 class Adopted:
@@ -312,21 +341,20 @@ class Coordinator:
     def live(self) -> list[Child]:
         return [c for c in self.children.values() if c.state == "live"]
 
-    def adopt(self, apps: Mapping[str, Any]) -> None:
-        """Take over the instances a dead coordinator recorded (its ``apps.json``) and its
-        replacements so far: the live ones by PID (:class:`Adopted`; one that has ended since
-        is found dead, or done, by the next :meth:`watch`). An instance it spawned after its
-        last ``apps.json`` is not known here: it runs to the stop cut and exits by itself,
-        and its id is not given again (ids come from the spec files)."""
-        for inst in apps.get("instances", []):
-            iid = str(inst["id"])
-            spec = InstanceSpec.from_dict(read_json(self.root / "apps" / f"{iid}.spec.json"))
-            child = Child(spec, Adopted(int(inst["driver_pid"]), iid, self.registry),
-                          int(inst["started_ms"]), str(inst["state"]), inst.get("died_ms"))
-            self.children[iid] = child
+    def adopt(self, recorded: Sequence[Recorded], events: Sequence[Mapping[str, Any]]) -> None:
+        """Take over the instances a dead coordinator recorded (:func:`_recorded`, from its
+        ``apps.json``) and its replacements so far: the live ones by PID (:class:`Adopted`;
+        one that has ended since is found dead, or done, by the next :meth:`watch`). An
+        instance it spawned after its last ``apps.json`` is not known here: it runs to the
+        stop cut and exits by itself, and its id is not given again (ids come from the spec
+        files)."""
+        for r in recorded:
+            child = Child(r.spec, Adopted(r.pid, r.spec.id, self.registry), r.started_ms,
+                          r.state, r.died_ms)
+            self.children[r.spec.id] = child
             if child.state == "live":
                 self.meter.add_roots([child.pid])
-        self.events = [dict(e) for e in apps.get("replacements", [])]
+        self.events = [dict(e) for e in events]
         ids = [int(p.name.split(".")[0][1:]) for p in (self.root / "apps").glob("i*.spec.json")]
         self._next = max(ids, default=-1) + 1
 
@@ -590,9 +618,8 @@ def resume_apps(root: str | os.PathLike[str], *,
 
     root = Path(root).resolve()
     record = root / RUN_RECORD
-    rec = read_json(record)
-    apps = read_json(root / "apps.json")
-    base_d = read_json(root / "apps" / BASE_SPEC)
+    rec, apps, base_d = (_read_record(p) for p in (record, root / "apps.json",
+                                                   root / "apps" / BASE_SPEC))
     if not isinstance(rec, dict) or not isinstance(apps, dict) or not isinstance(base_d, dict):
         raise StateError(f"holds no complete run across applications ({RUN_RECORD}, apps.json "
                          f"and apps/{BASE_SPEC}): its coordinator died before the trace began; "
@@ -603,9 +630,16 @@ def resume_apps(root: str | os.PathLike[str], *,
         ops = [Op(str(o), str(d)) for o, d in rec["ops"]]
         base = InstanceSpec.from_dict(base_d)
         port = urlparse(base.redis).port
+        check_trace(ops, flows, file=str(record))
     except (KeyError, TypeError, ValueError) as exc:
         raise StateError(f"start record is incomplete ({type(exc).__name__}: {exc})",
                          file=str(record)) from None
+    try:
+        recorded = _recorded(root, apps)
+        events = [dict(e) for e in apps["replacements"]]
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise StateError(f"cannot be read ({type(exc).__name__}: {exc})",
+                         file=str(root / "apps.json")) from None
     done = [{k: v for k, v in r.items() if k != "replicated_streams"}
             for r in _read_rows(root / "rows.jsonl")]
     meter = CpuMeter().start()
@@ -617,7 +651,7 @@ def resume_apps(root: str | os.PathLike[str], *,
                         log=progress)
     coord.keep(broker)
     try:
-        coord.adopt(apps)
+        coord.adopt(recorded, events)
         decided = {o.key for o in coord.oplog.sync(0)[1]}
         for n, op in enumerate(ops, 1):
             if f"step-{n}" in decided:
@@ -632,6 +666,16 @@ def resume_apps(root: str | os.PathLike[str], *,
         return _finish(coord, rows, check=spec.check)
     finally:
         coord.close()
+
+
+def _read_record(path: Path) -> Any:
+    """A JSON file of the run (``None``: absent); a torn or unreadable one is one line."""
+    from reuse.core.errors import StateError
+
+    try:
+        return read_json(path)
+    except (OSError, ValueError) as exc:
+        raise StateError(f"cannot be read ({type(exc).__name__}: {exc})", file=str(path)) from None
 
 
 def _read_rows(path: Path) -> list[dict[str, Any]]:

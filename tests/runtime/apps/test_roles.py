@@ -107,3 +107,34 @@ def test_an_apps_run_without_its_start_record_is_not_resumed(tmp_path: Any,
     assert code == 1 and len(err.splitlines()) == 1, err
     assert str(tmp_path) in err and "apps-run.json" in err, err
     assert not out.exists() and not (tmp_path / "redis").exists()
+
+
+@pytest.mark.parametrize(("apps_json", "names"), [
+    ('{"instances": [{"id": "i0"}], "replacements": []}', "apps.json"),  # no spec, no pid
+    ('{"instances": [], "replacements": [', "apps.json"),  # torn by the death
+    ('{"instances": 3, "replacements": []}', "apps.json"),
+])
+def test_a_resume_refuses_a_broken_apps_record_before_anything_starts(
+        tmp_path: Any, capsys: Any, apps_json: str, names: str) -> None:
+    """A complete start record but an unreadable ``apps.json``: one line naming the file, exit
+    1, and nothing started (no Redis, whose folder it would make; no CSV)."""
+    import json
+    from pathlib import Path
+
+    from reuse.cli import main
+    from reuse.runtime.apps.instance import InstanceSpec
+    from reuse.runtime.spec import RunSpec
+
+    spec = RunSpec.of(replicas="apps", k_safe=1, data_dir=Path("d"))
+    (tmp_path / "apps-run.json").write_text(json.dumps({"flows": [], "ops": [],
+                                                        **spec.to_journal()}))
+    (tmp_path / "apps").mkdir()
+    base = InstanceSpec(id="", home=False, run="run", redis="redis://127.0.0.1:9/0", root="",
+                        t0=0, start_seq=0, flows=[])
+    (tmp_path / "apps" / "base.spec.json").write_text(json.dumps(base.as_dict()))
+    (tmp_path / "apps.json").write_text(apps_json)
+    out = tmp_path / "out.csv"
+    code = main(["run", "--resume", str(tmp_path), "--out", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert code == 1 and len(err.splitlines()) == 1 and names in err, err
+    assert not out.exists() and not (tmp_path / "redis").exists()
