@@ -18,10 +18,12 @@ Messages go with QoS 1: a message counts as sent once the broker acknowledged it
 **A broker that dies and comes back loses nothing (issue 34).** The client reconnects by
 itself (within :data:`RECONNECT_MAX_S`) and sends again what the broker had not acknowledged.
 What it had acknowledged but not yet delivered died with it (``reuse broker start`` keeps no
-persistence), so on every reconnect the publisher also sends again the messages of the last
-:data:`REWIND_S` seconds before the connection dropped, as they were first sent. A subscriber
-that has them already drops them by ``seq`` (the ingest counts them ``stale``): at least once
-from here, exactly once on the bus.
+persistence), so on every reconnect the publisher also sends again the messages sent since
+:data:`REWIND_S` seconds before the connection dropped, as they were first sent; and again
+twice in the next seconds (:data:`REWIND_AT_S`), because such a broker also drops what the
+publisher sends before a subscriber has subscribed again. A subscriber that has them already
+drops them by ``seq`` (the ingest counts them ``stale``): at least once from here, exactly
+once on the bus, as long as the subscriber is back within the last rewind.
 """
 
 from __future__ import annotations
@@ -210,6 +212,11 @@ class PublishReport:
 
 #: Seconds of messages sent again after a reconnect (see the module docstring).
 REWIND_S = 2.0
+#: When, after a reconnect, the messages since :data:`REWIND_S` before the drop are sent again:
+#: at once, and twice more while the subscribers may still be reconnecting (a broker that
+#: keeps nothing drops what arrives before a subscriber has subscribed again; a busy machine
+#: lost 68 messages that way with one rewind).
+REWIND_AT_S = (0.0, 1.5, 3.0)
 #: The longest wait between two attempts to reconnect to a broker that went away.
 RECONNECT_MAX_S = 2
 
@@ -280,6 +287,8 @@ class Publisher:
         self._connects = 0  # connections made (paho's thread counts them)
         self._dropped_at: float | None = None  # when the connection last dropped
         self._rewound_connects = 1
+        # the rewinds still due after the last reconnect: (when, the first send time to resend)
+        self._rewinds: list[tuple[float, float]] = []
         self.republished = 0  # messages sent again after a reconnect
         self._acked: set[int] = set()  # message ids acknowledged (paho's thread adds them)
 
@@ -331,18 +340,22 @@ class Publisher:
             return False
 
     def _rewind(self) -> None:
-        """After a reconnect: send again the messages of the last :data:`REWIND_S` seconds
-        before the connection dropped (see the module docstring)."""
+        """After a reconnect: send again the messages sent since :data:`REWIND_S` seconds
+        before the connection dropped, at each of :data:`REWIND_AT_S` after the reconnect (see
+        the module docstring)."""
+        now = self.clock()
         connects = self._connects
-        if connects <= self._rewound_connects:
-            return
-        self._rewound_connects = connects
-        dropped = self._dropped_at if self._dropped_at is not None else self.clock()
-        self._dropped_at = None
-        for sent_at, topic, payload in list(self._recent):
-            if sent_at >= dropped - REWIND_S:
-                self._client.publish(topic, payload, qos=1)
-                self.republished += 1
+        if connects > self._rewound_connects:
+            self._rewound_connects = connects
+            dropped = self._dropped_at if self._dropped_at is not None else now
+            self._dropped_at = None
+            self._rewinds = [(now + at, dropped - REWIND_S) for at in REWIND_AT_S]
+        while self._rewinds and self._rewinds[0][0] <= now:
+            _, since = self._rewinds.pop(0)
+            for sent_at, topic, payload in list(self._recent):
+                if sent_at >= since:
+                    self._client.publish(topic, payload, qos=1)
+                    self.republished += 1
 
     def halt(self) -> None:
         """Make :meth:`run` return after its current send (from another thread)."""
@@ -386,9 +399,13 @@ class Publisher:
                 info = self._client.publish(topic, payload, qos=1)
                 self._waiting.append((topic, info))
                 self._recent.append((now, topic, payload))
-            # kept from REWIND_S before the last drop while a reconnect is pending
-            horizon = min(now, self._dropped_at if self._dropped_at is not None else now)
-            while self._recent and self._recent[0][0] < horizon - REWIND_S:
+            # kept from REWIND_S before the last drop while a reconnect or a rewind is pending
+            keep = now - REWIND_S
+            if self._dropped_at is not None:
+                keep = min(keep, self._dropped_at - REWIND_S)
+            if self._rewinds:
+                keep = min(keep, self._rewinds[0][1])
+            while self._recent and self._recent[0][0] < keep:
                 self._recent.popleft()
             self._settle()
             self._next = seq + 1
@@ -412,12 +429,15 @@ class Publisher:
             self._sent[self._waiting.popleft()[0]] += 1
 
     def close(self, timeout_s: float = 10.0) -> PublishReport:
-        """Wait (up to ``timeout_s``) for the broker to acknowledge what was sent, disconnect,
-        and report."""
+        """Wait (up to ``timeout_s``) for the broker to acknowledge what was sent and for the
+        rewinds still due after a reconnect (:data:`REWIND_AT_S`), disconnect, and report."""
         deadline = time.monotonic() + timeout_s
         self._settle()
-        while self._waiting and time.monotonic() < deadline:
+        while (self._waiting or self._rewinds or self._dropped_at is not None
+               or self._connects > self._rewound_connects) and time.monotonic() < deadline:
             time.sleep(0.01)
+            if self._client is not None:
+                self._rewind()
             self._settle()
         if self._client is not None:
             self._client.disconnect()
