@@ -105,6 +105,12 @@ def test_a_dead_coordinator_is_resumed_and_adopts_the_live_instances(
             resumed = subprocess.run([*reuse, "--resume", str(root), "--out", str(out)],
                                      stdout=log, stderr=subprocess.STDOUT, timeout=300)
         finally:
+            if not pids:  # failed before reading them: the instances live in their own sessions
+                try:
+                    pids = {i["id"]: i["driver_pid"] for i in
+                            json.loads((root / "apps.json").read_text())["instances"]}
+                except (OSError, ValueError, KeyError):
+                    pass
             for pid in [proc.pid, *pids.values()]:  # whatever a failure left running
                 try:
                     os.killpg(pid, signal.SIGKILL)
