@@ -185,22 +185,14 @@ def redis_pid(root: Path) -> int | None:
         return None
 
 
-def kill_workers(roots: Any, seconds: float = 3.0) -> list[int]:
-    """SIGKILL the forked Python workers under the processes ``roots()`` names, trying for up
-    to ``seconds`` until there are some (between batches a JVM may have none); the PIDs."""
-    from reuse.runtime.measure import forked_python_workers
-
-    killed: list[int] = []
-    end = time.time() + seconds
-    while time.time() < end and not killed:
-        for p in (w for r in roots() for w in forked_python_workers(r)):
-            try:
-                os.kill(p, signal.SIGKILL)
-                killed.append(p)
-            except ProcessLookupError:
-                pass
-        time.sleep(0.02)
-    return killed
+def kill_redis(root: Path, running: Any) -> tuple[list[int], Any]:
+    """SIGKILL a run's own Redis; the PIDs killed and what shows it is back (a new pid: its
+    keeper restarted it). No Redis running: nothing killed, and ``running`` says it is back."""
+    p = redis_pid(root)
+    if p is None:
+        return [], running
+    os.kill(p, signal.SIGKILL)
+    return [p], lambda: redis_pid(root) not in (None, p)
 
 
 class Harness:
@@ -286,13 +278,10 @@ class Harness:
 
         return journal_kinds(self.root).count("op")
 
-    def redis_pid(self) -> int | None:
-        return redis_pid(self.root)
-
     def kill(self, kind: str) -> tuple[list[int], Any]:
         """Kill one process of ``kind``; returns the PIDs killed and what shows it is back."""
         from reuse.runtime.dataplane import mosquitto
-        from reuse.runtime.measure import executor_pids
+        from reuse.runtime.measure import executor_pids, kill_forked_workers
 
         if kind == "driver":
             os.killpg(self.driver.pid, signal.SIGKILL)
@@ -308,14 +297,10 @@ class Harness:
                 os.kill(p, signal.SIGKILL)
             return pids, lambda: bool(set(executor_pids()) - set(pids))
         if kind == "worker":
-            return kill_workers(lambda: executor_pids() if self.cluster is not None
-                                else [self.driver.pid]), self.running
+            return kill_forked_workers(lambda: executor_pids() if self.cluster is not None
+                                       else [self.driver.pid]), self.running
         if kind == "redis":
-            p = self.redis_pid()
-            if p is None:
-                return [], self.running
-            os.kill(p, signal.SIGKILL)
-            return [p], lambda: self.redis_pid() not in (None, p)
+            return kill_redis(self.root, self.running)
         if kind == "mqtt":
             p = mosquitto.pid(self.broker_dir)
             if p is None:

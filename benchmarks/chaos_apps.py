@@ -184,7 +184,8 @@ class AppsHarness:
 
     def kill(self, kind: str) -> tuple[list[int], Any]:
         """Kill one process of ``kind``; returns the PIDs killed and what shows it is back."""
-        from benchmarks.chaos import kill_workers
+        from benchmarks.chaos import kill_redis
+        from reuse.runtime.measure import kill_forked_workers
 
         if kind == "coordinator":
             p = self.driver.pid
@@ -211,14 +212,10 @@ class AppsHarness:
                            for e in self._apps()["replacements"])
             return [p], restored
         if kind == "worker":
-            killed = kill_workers(lambda: [int(victim["driver_pid"])])
+            killed = kill_forked_workers(lambda: [int(victim["driver_pid"])])
             return killed, lambda: any(i["id"] == victim["id"] for i in self._live())
         if kind == "redis":
-            p = self.redis_pid()
-            if p is None:
-                return [], self.running
-            os.kill(p, signal.SIGKILL)
-            return [p], lambda: self.redis_pid() not in (None, p)
+            return kill_redis(self.root, self.running)
         raise ValueError(kind)
 
     def result(self, done: list[dict[str, Any]], rc: int) -> dict[str, Any]:

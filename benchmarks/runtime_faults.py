@@ -50,7 +50,7 @@ from typing import Any
 
 import psutil
 
-from reuse.runtime.measure import executor_pids, forked_python_workers
+from reuse.runtime.measure import executor_pids, kill_forked_workers
 
 ROOT = Path(__file__).resolve().parent.parent
 REUSE = [sys.executable, "-m", "reuse"]
@@ -107,17 +107,8 @@ def kill(fault: str, proc: subprocess.Popen[bytes], one: bool = False) -> list[i
         for p in pids:
             os.kill(p, signal.SIGKILL)
         return pids
-    killed: list[int] = []  # worker: every forked Python worker, for 3 s (to hit a batch)
-    end = time.time() + 3
-    while time.time() < end:
-        for p in forked_python_workers(proc.pid):
-            try:
-                os.kill(p, signal.SIGKILL)
-                killed.append(p)
-            except ProcessLookupError:
-                pass
-        time.sleep(0.02)
-    return killed
+    # worker: every forked Python worker, for 3 s (to hit a batch)
+    return kill_forked_workers(lambda: [proc.pid], 3.0, all_along=True)
 
 
 def sink_gaps(root: Path, step: int) -> dict[str, float | None]:

@@ -17,8 +17,10 @@ import bisect
 import json
 import math
 import os
+import signal
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +68,24 @@ def forked_python_workers(root_pid: int | None = None) -> list[int]:
             continue
     return out
 
+
+def kill_forked_workers(roots: Callable[[], Iterable[int]], seconds: float = 3.0, *,
+                        all_along: bool = False) -> list[int]:
+    """SIGKILL the forked Python workers (:func:`forked_python_workers`) under the processes
+    ``roots()`` names (asked again each round: an executor may be replaced), every 20 ms for
+    up to ``seconds``: until some were killed (between batches a JVM may have none), or,
+    ``all_along``, for the whole time (so one lands in a batch); the PIDs killed."""
+    killed: list[int] = []
+    end = time.time() + seconds
+    while time.time() < end and (all_along or not killed):
+        for p in (w for r in roots() for w in forked_python_workers(r)):
+            try:
+                os.kill(p, signal.SIGKILL)
+                killed.append(p)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.02)
+    return killed
 
 
 def executor_pids() -> list[int]:
