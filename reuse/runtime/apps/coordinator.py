@@ -66,9 +66,9 @@ from reuse.runtime.apps.instance import InstanceSpec, sink_stream
 from reuse.runtime.apps.roles import check_apps, instance_tasks
 from reuse.runtime.common.execution import emitted_bound
 from reuse.runtime.common.files import read_json, write_json
+from reuse.runtime.common.redis_client import shown_url
 from reuse.runtime.common.run_secrets import run_secret
 from reuse.runtime.control import OpLog, OutputLog, Registry, longest_gap
-from reuse.runtime.dataplane.redis_bus import shown_url
 from reuse.runtime.measure import CpuMeter, longest_pause, percentile
 from reuse.runtime.spec import RunSpec
 

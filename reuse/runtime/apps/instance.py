@@ -256,10 +256,14 @@ def key_of(line: str) -> tuple[int, str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one instance from its spec file until the journal's ``stop`` cut; a one-line error
-    and exit code 2 on a refused start."""
+    and exit code 2 on a refused start, 3 once the run's Redis is gone past ``patience_s``
+    (:class:`~reuse.runtime.control.lifeline.Lifeline` ends the process however stuck)."""
+    from redis.exceptions import RedisError
+
     from reuse.core.dataflow import parse_dataflow
     from reuse.core.errors import ReuseError
     from reuse.runtime.cluster import client
+    from reuse.runtime.control.lifeline import EXIT_CODE, Lifeline
     from reuse.runtime.engines.shared.engine import InplaceRuntime
     from reuse.runtime.session import get_session, stop_session
     from reuse.runtime.spec import RunSpec
@@ -267,6 +271,8 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     spec = InstanceSpec.from_dict(json.loads(Path(args[0]).read_text(encoding="utf-8")))
     flows = {f.id: f for f in (parse_dataflow(d) for d in spec.flows)}
+    lifeline = Lifeline(spec.redis, spec.patience_s, f"instance {spec.id}")
+    lifeline.start()
     spark = None
     try:
         joins = client(spec.master, spec.cluster_dir)
@@ -294,6 +300,9 @@ def main(argv: list[str] | None = None) -> int:
     except ReuseError as exc:
         print(f"instance {spec.id}: {exc}", file=sys.stderr)
         return 2
+    except RedisError as exc:  # a control-plane call gave up after its patience
+        print(f"instance {spec.id}: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return EXIT_CODE
     finally:
         if spark is not None:
             stop_session(spark)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["RETRY_S", "redis_client"]
+__all__ = ["RETRY_S", "redis_client", "shown_url"]
 
 #: Seconds between a patient client's tries.
 RETRY_S = 0.25
@@ -38,3 +38,14 @@ def redis_client(url: str, *, patience_s: float = 0.0) -> Any:
         opts = {"retry": Retry(ConstantBackoff(RETRY_S), tries),
                 "retry_on_error": [RedisConnectionError, RedisTimeoutError, ConnectionError]}
     return redis.Redis.from_url(url, **opts)
+
+
+def shown_url(url: str) -> str:
+    """A Redis URL fit for a file anyone may read: its password masked.
+
+    >>> shown_url("redis://:s3cret@127.0.0.1:6379/0"), shown_url("redis://127.0.0.1:6379/0")
+    ('redis://:***@127.0.0.1:6379/0', 'redis://127.0.0.1:6379/0')
+    """
+    import re
+
+    return re.sub(r"//([^/@]*):[^/@]*@", r"//\1:***@", url)

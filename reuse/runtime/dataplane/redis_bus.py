@@ -21,6 +21,7 @@ from typing import Any
 
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.common.files import write_text
+from reuse.runtime.common.redis_client import shown_url
 from reuse.runtime.dataplane.bus import RedisBus
 
 __all__ = ["Broker", "start_redis", "free_port", "shown_url"]
@@ -107,17 +108,6 @@ class Running:
         except psutil.TimeoutExpired:
             raise subprocess.TimeoutExpired("redis-server", timeout or 0.0) from None
         return -1
-
-
-def shown_url(url: str) -> str:
-    """A Redis URL fit for a file anyone may read: its password masked.
-
-    >>> shown_url("redis://:s3cret@127.0.0.1:6379/0"), shown_url("redis://127.0.0.1:6379/0")
-    ('redis://:***@127.0.0.1:6379/0', 'redis://127.0.0.1:6379/0')
-    """
-    import re
-
-    return re.sub(r"//([^/@]*):[^/@]*@", r"//\1:***@", url)
 
 
 def free_port() -> int:
