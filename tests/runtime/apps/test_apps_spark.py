@@ -1,14 +1,25 @@
-"""k-safety across applications on Spark (issue 24's acceptance): two engine instances, each its
-own driver and Spark application, follow one journal on Redis; one driver is killed by PID
-mid-trace, with its JVM (its process group, as a machine's death would take it).
+"""k-safety across applications on Spark (issue 24's acceptance), and a run that outlives its
+coordinator (issue 34, item 1), in one run: two engine instances, each its own driver and Spark
+application, follow one journal on Redis.
 
-Two identical dataflows over SYS (a stateful Kalman filter before the sink) merge when the
-second arrives and unmerge when it leaves; ``clean-sys`` (stateful Bloom filter) arrives after
-the kill. With ``U = 1`` both instances run every task, so every sink is replicated. The
+``reuse run --replicas apps`` runs as its own process; once outputs flow (from step 2 on) that
+process alone is killed (SIGKILL: no clean-up). Its two instances (in their own sessions) and
+its Redis live on, and the outputs go on while nobody coordinates. ``resume_apps`` (what
+``reuse run --resume`` calls, here in the test's process so its steps can be hooked) takes the
+trace up from the run's files: it adopts the Redis left running (not started again: the
+instances see no gap) and both instances by PID, and finishes the trace. (A Redis that died
+with its coordinator is started again from its file: ``tests/runtime/dataplane/test_redis_bus.py``.)
+
+The resumed coordinator then does what a run's coordinator does. Two identical dataflows over
+SYS (a stateful Kalman filter before the sink) merge when the second arrives and unmerge when it
+leaves; ``clean-sys`` (stateful Bloom filter) arrives later. With ``U = 1`` both instances run
+every task, so every sink is replicated. One adopted driver is killed by PID in the step after
+the resume, with its JVM (its process group, as a machine's death would take it). The
 replacement joins at a cut decided in the journal, warm: its Kalman and Bloom states come from
 the live instance's states at that cut, and its own records are checked against the reference
 from there. Then every instance is killed at once (``twin-b`` submitted again meanwhile): each
 restarts from its own run directory, and the run still ends with nothing lost or duplicated.
+(One run, not two: the two tests it was took 135 s of the suite; issue 34, item 5.)
 """
 
 from __future__ import annotations
@@ -17,6 +28,8 @@ import json
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -24,26 +37,104 @@ from typing import Any
 
 import pytest
 
-from reuse.core.traces import Op
 from reuse.runtime.control import longest_gap
 from reuse.testing import missing
 
 pytestmark = [pytest.mark.spark, pytest.mark.many_jvms]
 
 TRIGGER = 2.0
+STEPS = 5
+DEAD_S = 4.0  # how long nobody coordinates, at least
+OPS = [("submit", "twin-a"), ("submit", "twin-b"), ("submit", "clean-sys"),
+       ("remove", "twin-b"), ("submit", "twin-b")]
+
+
+def _working(root: Path, iid: str, after_ms: float) -> int:
+    """The batches with events an instance finished after ``after_ms``."""
+    from reuse.runtime.common.files import read_batches
+
+    return sum(1 for b in read_batches(root / "apps" / iid)
+               if b["events"] > 0 and b["ms"] > after_ms)
+
+
+def _lines(path: Path) -> int:
+    try:
+        return len(path.read_text(encoding="utf-8").splitlines())
+    except FileNotFoundError:
+        return 0
+
+
+def _instance_pids(root: Path) -> dict[str, int]:
+    try:
+        return {i["id"]: i["driver_pid"]
+                for i in json.loads((root / "apps.json").read_text())["instances"]}
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+def _start_and_kill_the_coordinator(tmp_path: Path, flows: dict[str, Any], root: Path,
+                                    ) -> tuple[int, dict[str, int], float]:
+    """Start the run as its own process and kill that process alone once outputs flow; return
+    the step it died in, the instances' PIDs and when it died (ms), once an instance has run
+    two working batches with nobody coordinating."""
+    import psutil
+
+    dags = tmp_path / "dags"
+    dags.mkdir()
+    for f in flows.values():
+        (dags / f"{f.id}.json").write_text(json.dumps(f.to_dict()))
+    trace = tmp_path / "trace.json"
+    trace.write_text(json.dumps({"ops": [{"op": o, "dag": d} for o, d in OPS]}))
+    argv = [sys.executable, "-m", "reuse", "run", "--dags", str(dags), "--trace", str(trace),
+            "--replicas", "apps", "--k-safe", "1", "--replicate-min-users", "1",
+            "--master", "local[2]", "--step-seconds", "8", "--trigger-seconds", str(TRIGGER),
+            "--rate", "10", "--warmup-seconds", "2", "--root", str(root),
+            "--out", str(tmp_path / "first.csv")]
+    log = tmp_path / "first.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    try:
+        # kill while outputs flow: step 1 is over and both instances have run working
+        # batches (a loaded machine can take seconds over the first one)
+        deadline = time.time() + 240
+        while _lines(root / "rows.jsonl") < 1 or min(_working(root, i, 0)
+                                                      for i in ("i0", "i1")) < 2:
+            assert proc.poll() is None, log.read_text()[-2000:]
+            assert time.time() < deadline, "the run never reached step 2 with outputs"
+            time.sleep(0.2)
+        died_step = _lines(root / "rows.jsonl") + 1
+        pids = _instance_pids(root)
+        died_ms = time.time() * 1000
+        os.kill(proc.pid, signal.SIGKILL)  # the coordinator alone
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    # nobody coordinates for DEAD_S at least, and until an instance has finished two working
+    # batches since (so one ran wholly while no coordinator did)
+    deadline = time.time() + 120
+    while (time.time() * 1000 < died_ms + DEAD_S * 1000
+           or max(_working(root, i, died_ms) for i in ("i0", "i1")) < 2):
+        assert time.time() < deadline, "no instance ran a batch after the kill"
+        time.sleep(0.2)
+    assert set(pids) == {"i0", "i1"}, pids
+    assert all(psutil.pid_exists(p) for p in pids.values()), "an instance died with it"
+    return died_step, pids, died_ms
 
 
 def test_a_killed_driver_pauses_no_output_and_a_replacement_joins_warm(
         tmp_path: Path, twin_flows: dict[str, Any]) -> None:
     if shutil.which("redis-server") is None:
         pytest.skip(missing("redis", "redis-server is not installed"))
-    from reuse.runtime.apps.coordinator import Coordinator, apps_run
-    from reuse.runtime.spec import RunSpec
+    from reuse.runtime.apps.coordinator import Coordinator, resume_apps
 
+    root = tmp_path / "run"
     killed: dict[str, Any] = {}
+    died_step = 0  # set before the resume calls the hook
 
     def on_step(n: int, coord: Coordinator) -> None:
-        if n == 2:  # one driver, mid-step
+        if n == died_step + 1:  # one adopted driver, mid-step
             victim = next(c for c in coord.live() if c.spec.id == "i1")
 
             def working() -> bool:  # it ran a batch with tasks, on an executor
@@ -51,8 +142,8 @@ def test_a_killed_driver_pauses_no_output_and_a_replacement_joins_warm(
                 return reg is not None and bool(reg.executors)
 
             def kill() -> None:
-                # a loaded machine can start an instance's first working batch after step 2
-                # began: the kill is of a driver that works, so wait for that first
+                # a driver that works (it has since the resume, on a machine that is not
+                # loaded): wait for that first
                 deadline = time.time() + 90
                 while not working() and time.time() < deadline:
                     time.sleep(0.2)
@@ -74,15 +165,27 @@ def test_a_killed_driver_pauses_no_output_and_a_replacement_joins_warm(
             victims = coord.live()
             for c in victims:
                 os.killpg(c.pid, signal.SIGKILL)
-            for c in victims:  # gone before the coordinator looks again: one machine's death
-                c.proc.wait(timeout=30)
+            deadline = time.time() + 30
+            while any(c.proc.poll() is None for c in victims):  # gone before the coordinator
+                assert time.time() < deadline, "a killed instance outlived 30 s"  # looks again
+                time.sleep(0.05)
 
-    ops = [Op("submit", "twin-a"), Op("submit", "twin-b"), Op("submit", "clean-sys"),
-           Op("remove", "twin-b"), Op("submit", "twin-b")]
-    root = tmp_path / "run"
-    spec = RunSpec.of(root=root, replicas="apps", k_safe=1, replicate_min_users=1,
-                      step_seconds=8.0, rate=10.0, trigger_s=TRIGGER, warmup_s=2.0)
-    rows = apps_run(twin_flows, ops, spec, on_step=on_step)
+
+    try:
+        died_step, pids, died_ms = _start_and_kill_the_coordinator(tmp_path, twin_flows, root)
+        # the driver kill comes a step after the resume, and every instance's a step later
+        assert died_step <= STEPS - 2, "the trace was nearly over before outputs flowed"
+        resumed_ms = time.time() * 1000
+        lines: list[str] = []
+        rows = resume_apps(root, on_step=on_step, progress=lines.append)
+    finally:
+        for pid in _instance_pids(root).values():  # whatever a failure left running
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if "thread" in killed:
+            killed["thread"].join(timeout=5)
 
     apps = json.loads((root / "apps.json").read_text())
     by_id = {i["id"]: i for i in apps["instances"]}
@@ -93,7 +196,7 @@ def test_a_killed_driver_pauses_no_output_and_a_replacement_joins_warm(
     assert set(by_id) == {"i0", "i1", "i2", "i3", "i4"}
     assert all(i["driver_pid"] > 0 for i in by_id.values())
     # every instance that registered a batch names its executors, and the two that ran from
-    # the start (killed in steps 2 and 5) did. A replacement restarted (i3, i4) from a
+    # the start (one killed after the resume, the other with every instance) did. A replacement restarted (i3, i4) from a
     # checkpoint already at the stop cut runs none (all instances died at once, so nobody
     # moved the horizon): it exits at once, on no executor. (The joiner i2 ran batches, as
     # its records' accounting below shows, but its registration is not asserted here: once
@@ -104,9 +207,19 @@ def test_a_killed_driver_pauses_no_output_and_a_replacement_joins_warm(
     assert [by_id[i]["state"] for i in ("i0", "i1", "i2", "i3", "i4")] == [
         "dead", "dead", "dead", "stopped", "stopped"]
 
-    # lost = duplicated = 0 as consumers read the de-duplicated streams, through both kills
+    # lost = duplicated = 0 as consumers read the de-duplicated streams, through every kill
+    assert [int(r["step"]) for r in rows] == list(range(1, STEPS + 1))
     assert sum(r["lost"] for r in rows) == 0 and sum(r["duplicated"] for r in rows) == 0
-    assert sum(r["failures"] for r in rows) == 3
+    # the coordinator's death counts once, in the step it died in (measured again from the
+    # resume); the driver's once and every instance's twice
+    assert [r["failures"] for r in rows[:died_step]] == [0] * (died_step - 1) + [1]
+    assert sum(r["failures"] for r in rows) == 4
+
+    # the resume: at the step the coordinator died in, both instances adopted by PID (none
+    # replaced for its death), and its Redis too: started once in the whole run
+    assert f"resumed at step {died_step} of {STEPS}: 2 instance(s) adopted" in "\n".join(lines)
+    assert {i: by_id[i]["driver_pid"] for i in ("i0", "i1")} == pids
+    assert (root / "redis" / "redis.log").read_text().count("Ready to accept") == 1
 
     # the survivor kept publishing from the first kill to the second (which took every
     # instance: there the outputs wait for the restarts). How long its outputs paused is a
@@ -115,6 +228,9 @@ def test_a_killed_driver_pauses_no_output_and_a_replacement_joins_warm(
     # bound is 3 triggers, which a survivor that stopped would pass and a busy machine would
     # not fail (one run measured 4.09 s against 2 triggers' 4 s)
     streams = json.loads((root / "streams.json").read_text())["streams"]
+    # while nobody coordinated, the instances kept publishing (they raise the horizon
+    # themselves): outputs arrived between the coordinator's death and the resume
+    assert [ms for s in streams.values() for ms in s["arrivals_ms"] if died_ms < ms < resumed_ms]
     after = [ms for s in streams.values() for ms in s["arrivals_ms"]
              if killed["ms"] <= ms < killed["all_ms"]]
     assert after, "no output after the kill"
