@@ -45,6 +45,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from reuse.runtime.common.files import read_jsonl
+
 REUSE = [sys.executable, "-m", "reuse"]
 TYPES = ("coordinator", "instance", "worker", "redis")
 TRIGGER_S = 1.0
@@ -222,13 +224,7 @@ class AppsHarness:
         """The run's own figures besides the faults': the replacements, the Redis restarts,
         the coordinator's resumes, and every pause against two triggers."""
         apps = self._apps()
-        restarts = []
-        try:
-            restarts = [json.loads(ln) for ln in
-                        (self.root / "redis" / "restarts.jsonl").read_text().splitlines()
-                        if ln.strip()]
-        except FileNotFoundError:
-            pass
+        restarts = read_jsonl(self.root / "redis" / "restarts.jsonl")
         pauses = [f["pause_s"] for f in done if f.get("pause_s") is not None]
         return {"apps": True, "k_safe": 1, "replicate_min_users": 1, "trigger_s": TRIGGER_S,
                 "instances": len(apps["instances"]), "replacements": apps["replacements"],

@@ -65,7 +65,7 @@ from reuse.runtime import SparkRuntimeError
 from reuse.runtime.apps.instance import InstanceSpec, sink_stream
 from reuse.runtime.apps.roles import check_apps, instance_tasks
 from reuse.runtime.common.execution import emitted_bound
-from reuse.runtime.common.files import read_json, write_json
+from reuse.runtime.common.files import read_json, read_jsonl, write_json
 from reuse.runtime.common.redis_client import shown_url
 from reuse.runtime.common.run_secrets import run_secret
 from reuse.runtime.control import OpLog, OutputLog, Registry, longest_gap
@@ -641,7 +641,7 @@ def resume_apps(root: str | os.PathLike[str], *,
         raise StateError(f"cannot be read ({type(exc).__name__}: {exc})",
                          file=str(root / "apps.json")) from None
     done = [{k: v for k, v in r.items() if k != "replicated_streams"}
-            for r in _read_rows(root / "rows.jsonl")]
+            for r in read_jsonl(root / "rows.jsonl")]
     meter = CpuMeter().start()
     broker = start_redis(root / "redis", port, password=run_secret(root, "redis"),
                          durable=True, adopt=True)
@@ -676,21 +676,6 @@ def _read_record(path: Path) -> Any:
         return read_json(path)
     except (OSError, ValueError) as exc:
         raise StateError(f"cannot be read ({type(exc).__name__}: {exc})", file=str(path)) from None
-
-
-def _read_rows(path: Path) -> list[dict[str, Any]]:
-    """The rows written so far (``rows.jsonl``); a line torn by the death is left out."""
-    rows = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        return []
-    for line in lines:
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            break
-    return rows
 
 
 def _finish(coord: Coordinator, rows: list[dict[str, Any]], *, check: bool,

@@ -39,9 +39,38 @@ def read_json(path: str | os.PathLike[str], default: Any = None) -> Any:
         return default
 
 
+def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The records of a JSON-lines log the run appends to (batches, rows, restarts, the
+    journal): a line torn by a killed writer (or being written) is left out, and so is a blank
+    one; no file, no records. One reader for every such log, so none of them fails on a torn
+    line that another skips.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = (d / "log.jsonl").write_text('{"a": 0}\\n\\n{"a"')
+    >>> read_jsonl(d / "log.jsonl"), read_jsonl(d / "none.jsonl")
+    ([{'a': 0}], [])
+    """
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return []
+    out = []
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue
+    return out
+
+
 def read_batches(root: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """The shared query's batch log (``<root>/batches.jsonl``), one record per batch done; a
-    line torn by a killed driver (or being written) is left out; no log, no batches.
+    """The shared query's batch log (``<root>/batches.jsonl``), one record per batch done
+    (:func:`read_jsonl`).
 
     Examples
     --------
@@ -51,17 +80,7 @@ def read_batches(root: str | os.PathLike[str]) -> list[dict[str, Any]]:
     >>> read_batches(d), read_batches(d / "none")
     ([{'batch': 0}], [])
     """
-    try:
-        lines = (Path(root) / "batches.jsonl").read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        return []
-    out = []
-    for line in lines:
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            continue
-    return out
+    return read_jsonl(Path(root) / "batches.jsonl")
 
 
 def write_text(path: str | os.PathLike[str], text: str, *, private: bool = False) -> None:

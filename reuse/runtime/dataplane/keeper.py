@@ -44,6 +44,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from reuse.runtime.common.files import read_jsonl
+
 __all__ = ["Service", "Restart", "Keeper"]
 
 
@@ -137,12 +139,7 @@ class Keeper:
             mine = [e.to_dict() for e in self.events]
             if self.log is None:
                 return mine
-            try:
-                lines = self.log.read_text(encoding="utf-8").splitlines()
-            except FileNotFoundError:
-                lines = []
-            done = [json.loads(ln) for ln in lines if ln.strip()]
-            return done + [e for e in mine if e["back_ms"] is None]
+            return read_jsonl(self.log) + [e for e in mine if e["back_ms"] is None]
 
 
 def _now_ms() -> int:

@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from reuse.runtime.common.files import write_text
+from reuse.runtime.common.files import read_jsonl, write_text
 from reuse.runtime.common.run_secrets import beyond_loopback, run_secret, secret_file
 from reuse.runtime.dataplane import keep_alive
 from reuse.runtime.dataplane.mqtt import DEFAULT_PORT, BrokerUrl, MqttError
@@ -145,11 +145,7 @@ def _keeper(d: Path) -> int | None:
 def restarts(d: str | os.PathLike[str] = DEFAULT_DIR) -> list[dict[str, int]]:
     """The deaths of the broker started from ``d`` that its keeper restarted it after:
     ``died_ms``, ``back_ms``, ``rc`` each (the process's return code: ``-9`` for SIGKILL)."""
-    path = _paths(Path(d).resolve())["restarts"]
-    try:
-        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    except FileNotFoundError:
-        return []
+    return read_jsonl(_paths(Path(d).resolve())["restarts"])
 
 
 def _alive(p: int, conf: Path) -> bool:
