@@ -39,6 +39,12 @@ NO_MKDOCS_2_WARNING=1 "$ROOT/.venv/bin/mkdocs" build --strict --quiet --site-dir
 # 21 min 51 s, 2026-11-27); its report is printed at the end. (pytest-xdist's --dist loadgroup would do this in one
 # command, but with pytest 9 it ignores the groups.) Exit code 5, "no test collected", is a
 # pass: arguments may select tests of one kind only.
+# Every JVM the tests start (sessions, `reuse run` drivers, instances, a cluster's master and
+# workers) compiles with C1 only: a test's JVM lives a minute or two, where C2's compiling
+# costs more CPU than it saves (a local[2] session with one short query: 9 s of CPU against
+# 16 s, 2026-11-28). Correctness does not depend on it; the benchmarks leave the JVM's default.
+export SPARK_SUBMIT_OPTS="${SPARK_SUBMIT_OPTS:--XX:TieredStopAtLevel=1}"
+export SPARK_DAEMON_JAVA_OPTS="${SPARK_DAEMON_JAVA_OPTS:--XX:TieredStopAtLevel=1}"
 OUT="$(mktemp -d)"
 nice -n 5 "$VENV_PY" -m pytest -p no:cacheprovider -q -m "not spark and not browser" \
     --basetemp="$OUT/basetemp" "$@" >"$OUT/rest.txt" 2>&1 &
