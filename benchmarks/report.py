@@ -789,6 +789,8 @@ def registry() -> dict[str, Entry]:
               verdict=_decided_verdict),
         Entry("decide_fig3_opmw", ("decide_fig3_opmw.json",), _decided,
               verdict=_decided_verdict),
+        Entry("decide_trace_inplace_riot", ("decide_trace_inplace_riot.json",), _decided,
+              verdict=_decided_verdict),
     ]
     return {e.name: e for e in entries}
 
