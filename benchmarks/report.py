@@ -434,6 +434,38 @@ def _chaos_apps(raws: list[Any]) -> str:
             "coordinator's keeper.")
 
 
+def _mmss(s: float | None) -> str:
+    return "-" if s is None else f"{int(s) // 60}:{int(s) % 60:02d}"
+
+
+def _wall_s(rec: dict[str, Any]) -> float:
+    fmt = "%Y-%m-%dT%H:%M:%SZ"
+    return (time.mktime(time.strptime(rec["ended"], fmt))
+            - time.mktime(time.strptime(rec["started"], fmt)))
+
+
+def _fresh_clone(raws: list[Any]) -> str:
+    """The README's commands on fresh clones (``benchmarks/fresh_clone.py``): per pass, the
+    result, each pytest lane's time (the Spark lane and the others beside it) and the whole
+    command's wall time, set-up included."""
+    recs = raws[0]
+    rows = []
+    for r in recs:
+        kind = ("tests, loaded" if r.get("loaded") else "tests") if r["kind"] == "test" \
+            else f"main job ({r['set']})"
+        spark, other = r.get("spark_lane"), r.get("other_lane")
+        failed = ", ".join(t.split("::")[-1] for t in r.get("failed_tests", []))
+        result = "passed" if r["green"] else ("failed: " + failed if failed else
+                                             f"failed (rc {r['rc']})")
+        limit = "" if r["kind"] != "test" else ("yes" if r.get("within_limit") else "no")
+        rows.append([r["started"][:16].replace("T", " "), f"`{r['commit'][:7]}`", kind, result,
+                     _mmss(spark["seconds"]) if spark else "-",
+                     _mmss(other["seconds"]) if other else "-", _mmss(_wall_s(r)), limit])
+    return _table(["started (UTC)", "commit", "what", "result", "Spark lane", "others",
+                   "wall, set-up included", "each lane under 15 min"],
+                  ["---", "---", "---", "---", "---:", "---:", "---:", "---"], rows)
+
+
 def _faults_apps(raws: list[Any]) -> str:
     """Issue 24's driver kills beside issue 13's (``faults.json``'s driver run). The running
     tasks of issue 13's rows are the apps runs' at the same step: the same trace."""
@@ -790,7 +822,8 @@ def registry() -> dict[str, Entry]:
         Entry("decide_fig3_opmw", ("decide_fig3_opmw.json",), _decided,
               verdict=_decided_verdict),
         Entry("decide_trace_inplace_riot", ("decide_trace_inplace_riot.json",), _decided,
-              verdict=_decided_verdict),
+              verdict=_decided_verdict),        # benchmarks/fresh_clone.py (issues 33, 34): the README's commands on fresh clones
+        Entry("fresh_clone", ("fresh_clone.json",), _fresh_clone),
     ]
     return {e.name: e for e in entries}
 

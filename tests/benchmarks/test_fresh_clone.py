@@ -1,0 +1,44 @@
+"""benchmarks/fresh_clone.py: what a committed pass log says, read back the way the raw file
+records it (issue 34's suite times come from these logs, not from hand-copied numbers)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+_SPEC = importlib.util.spec_from_file_location("bench_fresh_clone",
+                                               ROOT / "benchmarks" / "fresh_clone.py")
+assert _SPEC is not None and _SPEC.loader is not None
+fresh_clone = importlib.util.module_from_spec(_SPEC)
+sys.modules[_SPEC.name] = fresh_clone
+_SPEC.loader.exec_module(fresh_clone)
+
+
+def test_every_recorded_pass_reads_back_from_its_log() -> None:
+    raw = json.loads((ROOT / "docs" / "bench" / "fresh_clone.json").read_text())
+    tests = [r for r in raw["results"] if r["kind"] == "test"]
+    assert tests
+    for rec in tests:
+        text = (ROOT / rec["log"]).read_text(encoding="utf-8")
+        again = fresh_clone.parse_log(text)
+        assert again["spark_lane"] == rec["spark_lane"] and again["other_lane"] == rec["other_lane"]
+        assert again["failed_tests"] == rec["failed_tests"]
+        # green means both lanes passed and the command exited 0; the limit is each lane's
+        lanes = [rec["spark_lane"], rec["other_lane"]]
+        assert rec["green"] == (rec["rc"] == 0 and all(x["failed"] == 0 for x in lanes))
+        assert rec["within_limit"] == (rec["green"] and max(x["seconds"] for x in lanes) < 900)
+
+
+def test_a_failed_lane_makes_the_pass_red_whatever_the_exit_code() -> None:
+    log = "\n".join(["== 47 passed, 1591 deselected in 800.0s (0:13:20) ==",
+                     "FAILED tests/x.py::t - AssertionError", "1 failed, 1588 passed in 290.1s",
+                     "Spark and browser tests: exit 0; the others: exit 1"])
+    rec = fresh_clone.record(log, command="bash .ci/run", commit="0" * 40, loaded=False,
+                             started="2026-11-28T07:00:00Z", ended="2026-11-28T07:14:00Z",
+                             rc=0, how="a test")
+    assert rec["other_lane"] == {"passed": 1588, "failed": 1, "seconds": 290.1}
+    assert not rec["green"] and not rec["within_limit"]
+    assert rec["failed_tests"] == ["tests/x.py::t"] and rec["pytest_s"] == 800.0
