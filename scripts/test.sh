@@ -4,10 +4,10 @@
 #   ./scripts/test.sh           everything: two pytest processes at once, the Spark and browser
 #                               tests in this one (slowest 20 listed; those that start several
 #                               JVMs last), the others beside it; about 15 minutes on a fresh
-#                               clone with set-up (2026-11-28, at 0a325c5: 14 min 52 s; the
-#                               Spark lane 13 min 58 s of pytest, the rest 5 min 38 s beside it)
+#                               clone with set-up, 17-18 on a loaded one (each pass's times:
+#                               BENCHMARKS.md, from docs/bench/fresh_clone.json)
 #   ./scripts/test.sh --fast    no Spark, no browser, no notebook batch: the developer's loop
-#                               (under 3 minutes)
+#                               (about 3.5 minutes)
 # $REUSE_REQUIRE=redis,browser,data,mqtt,namespaces (.ci/run sets it) fails the tests that would skip for want
 # of one of those real parts.
 set -euo pipefail
