@@ -12,7 +12,10 @@ were rewritten), then per policy the median of the runs' per-op medians with the
 and each policy's ratio to ``exact`` within a repetition, as median [min, max].
 
     .venv/bin/python benchmarks/bench_containment.py [--tasks 100000] [--ops 500] [--seed 1]
-        [--repeat 3]
+        [--repeat 3] [--json docs/bench/containment_cost.json]
+
+``--json`` writes every run and the summary with their provenance (``provenance.raw_file``):
+BENCHMARKS.md's table is generated from it (``benchmarks/report.py``).
 """
 
 from __future__ import annotations
@@ -88,6 +91,7 @@ def main() -> None:
     ap.add_argument("--ops", type=int, default=500)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--json", default=None, help="write the raw file here")
     ap.add_argument("--one", choices=list(POLICIES), help=argparse.SUPPRESS)  # a child run
     args = ap.parse_args()
     if args.one is not None:
@@ -106,10 +110,17 @@ def main() -> None:
                   f"of {args.ops} submits rewritten", flush=True)
     print(f"over {args.repeat} interleaved runs: per-op median, us, median [min, max]; "
           "ratio to exact in the same repetition")
+    summary = {}
     for label, rs in runs.items():
         ratios = [r["median_us"] / e["median_us"] for r, e in zip(rs, runs["exact"], strict=True)]
         print(f"{label:26s} {spread([r['median_us'] for r in rs]):>16s} us   "
               f"x{statistics.median(ratios):.2f} [{min(ratios):.2f}, {max(ratios):.2f}]")
+        summary[label] = {"median_us": [r["median_us"] for r in rs], "ratio_to_exact": ratios}
+    if args.json:
+        from benchmarks.provenance import raw_file
+
+        raw_file(args.json, {"runs": runs, "summary": summary}, tasks=args.tasks, ops=args.ops,
+                 seed=args.seed, repeat=args.repeat)
 
 
 if __name__ == "__main__":

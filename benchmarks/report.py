@@ -466,6 +466,47 @@ def _fresh_clone(raws: list[Any]) -> str:
                   ["---", "---", "---", "---", "---:", "---:", "---:", "---"], rows)
 
 
+def _ratio(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}x"
+
+
+def _tenants(raws: list[Any]) -> str:
+    """Issue 25's many-tenants workload at the planner level (``benchmarks/tenants.py``): the
+    running tasks where Default peaks, per trace, and the SEQ ratio over sizes and seeds."""
+    r = raws[0]
+    rows = [[t["trace"].upper(), str(t["step"]), str(t["default"]), str(t["exact"]),
+             str(t["semantic"]), f"{t['rewrites']} ({t['rewritten_submits']})",
+             str(t["saved_exact"]), str(t["saved_semantic"]), _ratio(t["ratio"])]
+            for t in r["traces"]]
+    sizes = "; ".join(f"{z['tenants']} tenants seed {z['seed']}: {_ratio(z['ratio'])}"
+                      for z in r["sizes"])
+    respell = "; ".join(f"{z['respell_p']:g}: {_ratio(z['ratio'])}" for z in r["respell"])
+    return (_table(["trace", "step", "Default", "exact", "semantic",
+                    "containment rewrites (submits)", "saved: exact", "saved: semantic",
+                    "ratio"], ["---", "---:", "---:", "---:", "---:", "---:", "---:", "---:",
+                               "---:"], rows)
+            + f"\n\n{r['tenants']} tenants, seed {r['seed']}. The SEQ ratio over sizes and "
+            f"seeds: {sizes}. Over the spelling knob (`respell_p`): {respell}.")
+
+
+def _containment_cost(raws: list[Any]) -> str:
+    """Issue 25's planner cost per operation at 100k running tasks
+    (``benchmarks/bench_containment.py --json``): per policy, the median of the runs' per-op
+    medians [min, max], and the ratio to exact within a repetition."""
+    r = raws[0]
+    rows = []
+    for label, m in r["summary"].items():
+        us, ratio = m["median_us"], m["ratio_to_exact"]
+        rows.append([label, f"{statistics.median(us):.0f} [{min(us):.0f}, {max(us):.0f}]",
+                     f"{statistics.median(ratio):.2f} [{min(ratio):.2f}, {max(ratio):.2f}]"])
+    rewritten = [run["rewritten"] for run in r["runs"]["semantic"]]
+    return (_table(["policy", "us per op", "ratio to exact"], ["---", "---:", "---:"], rows)
+            + f"\n\n{r['repeat']} interleaved runs per policy, each a fresh process; "
+            f"{r['tasks']:,} running tasks, {r['ops']} timed submits (each with its removal), "
+            f"seed {r['seed']}; semantic rewrote {min(rewritten):.0f}-{max(rewritten):.0f} of "
+            f"them.")
+
+
 def _faults_apps(raws: list[Any]) -> str:
     """Issue 24's driver kills beside issue 13's (``faults.json``'s driver run). The running
     tasks of issue 13's rows are the apps runs' at the same step: the same trace."""
@@ -822,7 +863,10 @@ def registry() -> dict[str, Entry]:
         Entry("decide_fig3_opmw", ("decide_fig3_opmw.json",), _decided,
               verdict=_decided_verdict),
         Entry("decide_trace_inplace_riot", ("decide_trace_inplace_riot.json",), _decided,
-              verdict=_decided_verdict),        # benchmarks/fresh_clone.py (issues 33, 34): the README's commands on fresh clones
+              verdict=_decided_verdict),        # benchmarks/tenants.py --json and bench_containment.py --json (issue 25)
+        Entry("tenants", ("tenants.json",), _tenants),
+        Entry("containment_cost", ("containment_cost.json",), _containment_cost),
+        # benchmarks/fresh_clone.py (issues 33, 34): the README's commands on fresh clones
         Entry("fresh_clone", ("fresh_clone.json",), _fresh_clone),
     ]
     return {e.name: e for e in entries}

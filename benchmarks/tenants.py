@@ -15,7 +15,6 @@ Run: ``PYTHONPATH=. .venv/bin/python benchmarks/tenants.py [--tenants 100] [--se
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -160,8 +159,10 @@ def main() -> None:
             print(f"floor {mode}: {m['tasks']} tasks + {m['sources']} sources, "
                   f"{m['ms_per_seq']} ms CPU per seq; cores at " +
                   ", ".join(f"{x}/s {m['cores'][str(x)]}" for x in RATES), flush=True)
-    if args.json:
-        Path(args.json).write_text(json.dumps(res, indent=1))
+    if args.json:  # with its provenance: BENCHMARKS.md's table is generated from it
+        from benchmarks.provenance import raw_file
+
+        raw_file(args.json, res)
 
 
 if __name__ == "__main__":
