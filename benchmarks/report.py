@@ -489,6 +489,11 @@ def _tenants(raws: list[Any]) -> str:
             f"seeds: {sizes}. Over the spelling knob (`respell_p`): {respell}.")
 
 
+def _span(xs: Sequence[float]) -> str:
+    lo, hi = min(xs), max(xs)
+    return f"{lo:.0f}" if lo == hi else f"{lo:.0f}-{hi:.0f}"
+
+
 def _containment_cost(raws: list[Any]) -> str:
     """Issue 25's planner cost per operation at 100k running tasks
     (``benchmarks/bench_containment.py --json``): per policy, the median of the runs' per-op
@@ -503,8 +508,7 @@ def _containment_cost(raws: list[Any]) -> str:
     return (_table(["policy", "us per op", "ratio to exact"], ["---", "---:", "---:"], rows)
             + f"\n\n{r['repeat']} interleaved runs per policy, each a fresh process; "
             f"{r['tasks']:,} running tasks, {r['ops']} timed submits (each with its removal), "
-            f"seed {r['seed']}; semantic rewrote {min(rewritten):.0f}-{max(rewritten):.0f} of "
-            f"them.")
+            f"seed {r['seed']}; semantic rewrote {_span(rewritten)} of them.")
 
 
 def _faults_apps(raws: list[Any]) -> str:
