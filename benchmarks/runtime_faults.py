@@ -50,6 +50,7 @@ from typing import Any
 
 import psutil
 
+from reuse.runtime.common.files import read_batches, read_jsonl
 from reuse.runtime.measure import executor_pids, kill_forked_workers
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,19 +74,8 @@ def write_inputs(workload: str, d: Path) -> tuple[Path, Path, int]:
 
 def journal_steps(root: Path) -> tuple[int, int]:
     """(operations enacted, rows written) so far, from the run journal."""
-    ops = rows = 0
-    try:
-        lines = (root / "journal.jsonl").read_text().splitlines()
-    except FileNotFoundError:
-        return 0, 0
-    for ln in lines:
-        try:
-            kind = json.loads(ln)["kind"]
-        except (ValueError, KeyError):
-            continue
-        ops += kind == "op"
-        rows += kind == "row"
-    return ops, rows
+    kinds = [r.get("kind") for r in read_jsonl(root / "journal.jsonl")]
+    return kinds.count("op"), kinds.count("row")
 
 
 
@@ -144,11 +134,7 @@ def anti_affinity(root: Path, before_ms: float) -> tuple[int, int]:
     """(batches before ``before_ms`` whose shards all ran on distinct executors, batches with
     more than one shard then)."""
     ok = n = 0
-    for ln in (root / "batches.jsonl").read_text().splitlines():
-        try:
-            b = json.loads(ln)
-        except ValueError:
-            continue
+    for b in read_batches(root):
         ex = list((b.get("shard_exec") or {}).values())
         if b["ms"] + 1000 * b["wall_s"] < before_ms and len(ex) > 1:
             n += 1
@@ -182,8 +168,7 @@ def stream_gaps(root: Path, step: int, until_ms: float) -> dict[str, Any]:
     with records before and after that window."""
     from reuse.runtime.control import longest_gap
 
-    row = next(json.loads(ln) for ln in (root / "rows.jsonl").read_text().splitlines()
-               if json.loads(ln)["step"] == step)
+    row = next(r for r in read_jsonl(root / "rows.jsonl") if r["step"] == step)
     lo, hi = float(row["t_start_ms"]), max(float(row["t_end_ms"]), until_ms)
     reps = set(row["replicated_streams"])
     streams = json.loads((root / "streams.json").read_text())["streams"]

@@ -292,19 +292,9 @@ def journal_kinds(root: str | Path) -> list[str]:
     """The record kinds of a live run's journal so far (``start``, ``op``, ``row``), for tests
     that wait on a run in another process: no journal yet is none, a torn last line is
     skipped."""
-    import json
+    from reuse.runtime.common.files import read_jsonl
 
-    try:
-        lines = (Path(root) / "journal.jsonl").read_text().splitlines()
-    except FileNotFoundError:
-        return []
-    out = []
-    for ln in lines:
-        try:
-            out.append(json.loads(ln)["kind"])
-        except ValueError:
-            pass
-    return out
+    return [r["kind"] for r in read_jsonl(Path(root) / "journal.jsonl")]
 
 
 def rerun_outputs(spark: SparkSession, run: str | Path, root: str | Path,

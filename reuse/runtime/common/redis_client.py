@@ -22,12 +22,15 @@ __all__ = ["RETRY_S", "redis_client", "shown_url"]
 RETRY_S = 0.25
 
 
-def redis_client(url: str, *, patience_s: float = 0.0) -> Any:
+def redis_client(url: str, *, patience_s: float = 0.0, timeout_s: float | None = None) -> Any:
     """A ``redis.Redis`` client for ``url``; with ``patience_s > 0`` it retries a refused or
-    broken connection for that long (see the module docstring)."""
+    broken connection for that long (see the module docstring); with ``timeout_s`` a connect
+    or a reply that takes longer fails (none: wait as long as it takes)."""
     import redis
 
     opts: dict[str, Any] = {}
+    if timeout_s is not None:
+        opts.update(socket_timeout=timeout_s, socket_connect_timeout=timeout_s)
     if patience_s > 0:
         from redis.backoff import ConstantBackoff
         from redis.exceptions import ConnectionError as RedisConnectionError
@@ -35,8 +38,8 @@ def redis_client(url: str, *, patience_s: float = 0.0) -> Any:
         from redis.retry import Retry
 
         tries = max(1, math.ceil(patience_s / RETRY_S))
-        opts = {"retry": Retry(ConstantBackoff(RETRY_S), tries),
-                "retry_on_error": [RedisConnectionError, RedisTimeoutError, ConnectionError]}
+        opts.update(retry=Retry(ConstantBackoff(RETRY_S), tries),
+                    retry_on_error=[RedisConnectionError, RedisTimeoutError, ConnectionError])
     return redis.Redis.from_url(url, **opts)
 
 

@@ -18,7 +18,8 @@ import os
 import sys
 import threading
 import time
-from typing import Any
+
+from reuse.runtime.common.redis_client import redis_client, shown_url
 
 __all__ = ["EXIT_CODE", "Lifeline"]
 
@@ -34,17 +35,12 @@ class Lifeline(threading.Thread):
         super().__init__(name=f"lifeline-{who}", daemon=True)
         self.url, self.patience_s, self.who, self.every_s = url, patience_s, who, every_s
 
-    def _client(self) -> Any:
-        import redis
-
-        timeout = max(1.0, min(5.0, self.every_s * 5))
-        return redis.Redis.from_url(self.url, socket_timeout=timeout,
-                                    socket_connect_timeout=timeout)
-
     def run(self) -> None:
         from redis.exceptions import RedisError
 
-        client = self._client()
+        # not patient: a ping that fails is what it counts; short timeouts, so a hung server
+        # fails a ping too
+        client = redis_client(self.url, timeout_s=max(1.0, min(5.0, self.every_s * 5)))
         last = time.monotonic()
         while True:
             try:
@@ -56,8 +52,6 @@ class Lifeline(threading.Thread):
             time.sleep(self.every_s)
 
     def exit(self) -> None:
-        from reuse.runtime.common.redis_client import shown_url
-
         print(f"{self.who}: the run's Redis at {shown_url(self.url)} has not answered for "
               f"{self.patience_s:g} s: exiting", file=sys.stderr, flush=True)
         os._exit(EXIT_CODE)
