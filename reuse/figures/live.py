@@ -12,9 +12,11 @@ the table honest:
   returned) it is the step's length minus ``op_seconds``, the length being ``t_end_ms -
   t_start_ms`` where present, else ``max(step_seconds, op_seconds)`` (the run idles until the
   step's time is up, or ends the step once a longer operation returns).
-- **No ratio over a near-zero denominator.** A saving is printed only when Default measured at
-  least :data:`MIN_DEFAULT_CORES` (0.05 cores) at that step; ``core_over_task_saving`` only
-  when both savings are printable (and some task was saved).
+- **No ratio over a near-zero denominator, none the runs do not decide.** A saving is printed
+  only when Default measured at least :data:`MIN_DEFAULT_CORES` (0.05 cores) at that step and
+  the spread rule below decided a difference (one short run's "saving" of -1.46 over a peak
+  it could not tell apart was printed before); ``core_over_task_saving`` only when both
+  savings are printable (and some task was saved).
 - **A cost is decided only by the project's spread rule** (:mod:`reuse.runtime.spread`): each
   run's mean cores over the steps every run measured, compared by min-max ranges, at least
   :data:`~reuse.runtime.spread.MIN_REPEATS` runs per mode. One run per mode (what the live
@@ -54,7 +56,8 @@ LIVE_NOTE = (
     f"Live tables: a step whose cores were measured over less than {MIN_MEASURED:.0%} of it "
     "(an operation longer than the step) is listed in `excluded_steps` and left out of "
     "`peak_cores`, `mean_cores` and `steps_reuse_above_default`. A saving is printed only "
-    f"when Default measured at least {MIN_DEFAULT_CORES} cores there, and "
+    f"when Default measured at least {MIN_DEFAULT_CORES} cores there and `verdict` decided a "
+    "difference, and "
     "`core_over_task_saving` only when both savings are. `verdict` applies the spread rule "
     f"(`reuse.runtime.spread`: at least {MIN_REPEATS} runs per mode, ranges that overlap are "
     "no difference): one run per mode decides no cost. `decided_figure` points to a committed "
@@ -294,6 +297,11 @@ def live_summary_row(default: pd.DataFrame | Sequence[pd.DataFrame],
         why_ratio = "core saving not printable"
     else:
         why_ratio = "no task saved"
+    differs, cores_verdict = _cores_verdict(d_runs, r_runs, mode, baseline, step_seconds)
+    if not differs and core_saving is not None:
+        # a saving is a claim about cost: printed only where the spread rule decided one
+        core_saving = ratio = None
+        why_core, why_ratio = "cost " + cores_verdict.split(" (")[0], "core saving not printable"
     n_ok = len(ok)
     mean = (f"{ok['cores_d'].mean():.2f} -> {ok['cores_r'].mean():.2f}" if n_ok else "n/a")
     if n_ok and n_ok < len(pair):
@@ -321,7 +329,7 @@ def live_summary_row(default: pd.DataFrame | Sequence[pd.DataFrame],
         "steps_reuse_above_default": f"{int((ok['cores_r'] > ok['cores_d']).sum())} of {n_ok}",
         "excluded_steps": "; ".join(reasons),
         "lost": lost, "duplicated": dup,
-        "verdict": f"{exact}; cores: {_cores_verdict(d_runs, r_runs, mode, baseline, step_seconds)}",
+        "verdict": f"{exact}; cores: {cores_verdict}",
         "decided_figure": _decided_figure(workload, trace, mode, baseline, root),
         "paper_cores": (f"{paper['peak_default_cores']} -> {paper['peak_reuse_cores']}"
                         if "peak_default_cores" in paper else
@@ -331,26 +339,27 @@ def live_summary_row(default: pd.DataFrame | Sequence[pd.DataFrame],
 
 
 def _cores_verdict(d_runs: Sequence[pd.DataFrame], r_runs: Sequence[pd.DataFrame], mode: str,
-                   baseline: str, step_seconds: float | None) -> str:
-    """The spread rule on each run's mean cores over the steps every run measured."""
+                   baseline: str, step_seconds: float | None) -> tuple[bool, str]:
+    """The spread rule on each run's mean cores over the steps every run measured: whether it
+    decided a difference, and the verdict in words."""
     runs = [*d_runs, *r_runs]
     steps = set.intersection(*(set(df["step"].astype(int)) for df in runs))
     for df in runs:
         steps -= excluded_steps(df, step_seconds).keys()
     if not steps:
-        return f"not decided (no step measured over {MIN_MEASURED:.0%} of it in every run)"
+        return False, f"not decided (no step measured over {MIN_MEASURED:.0%} of it in every run)"
 
     def means(dfs: Sequence[pd.DataFrame]) -> list[float]:
         return [float(df.loc[df["step"].astype(int).isin(steps), "cores"].mean()) for df in dfs]
     v = compare(mode, means(r_runs), baseline, means(d_runs))
     if v.outcome == "not decided":
-        return (f"not decided at this length ({len(r_runs)} and {len(d_runs)} runs, at least "
+        return False, (f"not decided at this length ({len(r_runs)} and {len(d_runs)} runs, at least "
                 f"{MIN_REPEATS} per mode needed)")
     assert v.spread_a is not None and v.spread_b is not None and v.diff is not None
     if v.outcome == "no difference":
-        return (f"no difference (mean over {len(steps)} steps: {mode} {v.spread_a}, "
+        return False, (f"no difference (mean over {len(steps)} steps: {mode} {v.spread_a}, "
                 f"{baseline} {v.spread_b}; ranges overlap)")
-    return (f"{v.lower} lower by {abs(v.diff):.3f} (mean over {len(steps)} steps: {mode} "
+    return True, (f"{v.lower} lower by {abs(v.diff):.3f} (mean over {len(steps)} steps: {mode} "
             f"{v.spread_a}, {baseline} {v.spread_b}; ranges {v.gap:.3f} apart)")
 
 

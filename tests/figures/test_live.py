@@ -91,8 +91,9 @@ def test_a_step_shorter_than_its_operation_is_flagged_and_excluded(old_runs) -> 
     assert row["peak_step"] == 3 and row["peak_tasks"] == "12 -> 9"  # tasks are counted: kept
     # the peak's cores are left out: the next step by Default tasks is compared, and named
     assert row["peak_cores"] == "0.70 -> 0.50 (step 2; peak step 3 excluded)"
-    assert row["core_saving"] == f"{1 - 0.50 / 0.70:.3f}"
-    assert row["core_over_task_saving"] == f"{(1 - 0.50 / 0.70) / (1 - 6 / 8):.3f}"
+    # one run per mode decides no cost: no saving is printed over it
+    assert row["core_saving"] == "n/a (cost not decided at this length)"
+    assert row["core_over_task_saving"] == "n/a (core saving not printable)"
     assert row["mean_cores"] == f"{(0.5 + 0.7 + 0.6) / 3:.2f} -> {(0.45 + 0.5 + 0.5) / 3:.2f} over 3 of 4 steps"
     assert row["steps_reuse_above_default"] == "0 of 3"
     assert row["excluded_steps"] == ("step 3: default cores over 0.0 of 6.2 s (op 6.2 s); "
@@ -144,9 +145,13 @@ def test_three_runs_per_mode_decide_by_the_spread_rule(tmp_path: Path) -> None:
                              step_seconds=STEP)
     assert apart["runs"] == "3 / 3"
     assert apart["verdict"].startswith("exact: yes; cores: reuse lower by 0.200")
+    # a decided difference: the first runs' saving at the peak is printed
+    assert apart["core_saving"] == f"{1 - 0.50 / 0.70:.3f}"
+    assert apart["core_over_task_saving"] == "n/a (no task saved)"  # the same tasks here
     close = live_summary_row(d, runs("r", [0.55, 0.61, 0.70]), "riot", "seq",
                              step_seconds=STEP)
     assert "cores: no difference" in close["verdict"]
+    assert close["core_saving"] == "n/a (cost no difference)"
 
 
 def _bench(root: Path, n: int) -> None:
