@@ -183,7 +183,12 @@ class ShardHandler:
         self.states = BatchStates(engine.root / "ckpt" / QUERY / "tstate")
         self.batches = 0
         self.busy_s = 0.0
-        self.processed = -1  # every seq below this is done
+        # every seq below this is done: on a checkpoint, what its last saved batch ended at. A
+        # query restarted once its input had all been read runs no batch again, and a mark
+        # back at -1 would be waited for forever (a loaded suite's split test: "did not reach
+        # seq 399 ... at -2", 2026-11-28; the query-per-DAG engine had the same fix, 583fb70)
+        last = self.states.latest()
+        self.processed = int(last["hi"]) if last is not None and "hi" in last else -1
         self.in_batch = False
 
     def __call__(self, df: DataFrame, batch_id: int) -> None:
@@ -667,8 +672,17 @@ class InplaceRuntime:
         the task states saved after the last batch, the deployment from memory."""
         assert self.query is not None
         self.query.stop()
+        handler = self.handler
         self._start_query()
+        self._keep_counters(handler)
         self.log.append({"event": "restart", "query": QUERY, "ms": time.time() * 1000})
+
+    def _keep_counters(self, old: ShardHandler | None) -> None:
+        """A restarted query's fresh handler takes over the run's counters (its processed
+        mark it reads from the checkpoint: :class:`ShardHandler`)."""
+        if old is not None and self.handler is not None and self.handler is not old:
+            self.handler.batches, self.handler.busy_s = old.batches, old.busy_s
+            self.handler.processed = max(self.handler.processed, old.processed)
 
     # --- submit / remove ---------------------------------------------------------------------------
 
@@ -788,9 +802,7 @@ class InplaceRuntime:
         handler = self.handler
         start_with_retries(self._start_query, query=QUERY,
                            attempts=self.failures.max_restarts, log=self.log)
-        if handler is not None and self.handler is not None:  # keep the run's counters
-            self.handler.batches, self.handler.busy_s = handler.batches, handler.busy_s
-            self.handler.processed = handler.processed
+        self._keep_counters(handler)
         self.log.append({"event": "restart", "query": QUERY, "ms": time.time() * 1000})
 
     def qhw(self, qname: str = QUERY) -> int:
