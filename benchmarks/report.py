@@ -444,6 +444,26 @@ def _wall_s(rec: dict[str, Any]) -> float:
             - time.mktime(time.strptime(rec["started"], fmt)))
 
 
+def _jvm_cds(raws: list[Any]) -> str:
+    """A Spark JVM's start-up with and without the tests' class-data-sharing archive
+    (``benchmarks/jvm_cds.py``): per arm, median [min, max] over the repetitions, and the
+    spread rule's verdict."""
+    r = raws[0]["results"]
+    names = {"wall_s": "wall to the query's end (s)", "cpu_s": "CPU of Python and JVM (s)",
+             "process_s": "the whole process (s)"}
+    rows = []
+    for key, name in names.items():
+        by = {arm: [x[key] for x in r["runs"] if x["arm"] == arm] for arm in ("plain", "cds")}
+        v = r["verdicts"][key]
+        verdict = v["lower"] + " lower" if v["outcome"] == "lower" else v["outcome"]
+        rows.append([name, _spread(by["plain"], 1), _spread(by["cds"], 1), verdict])
+    args = raws[0]["args"]
+    return (_table(["measure", "without the archive", "with it", "verdict"],
+                   ["---", "---:", "---:", "---"], rows)
+            + f"\n\n{args['reps']} runs per arm, interleaved, each a fresh process and JVM "
+            f"(`{args['base_opts']}` in both); the archive: {args['archive_mb']} MB.")
+
+
 def _fresh_clone(raws: list[Any]) -> str:
     """The README's commands on fresh clones (``benchmarks/fresh_clone.py``): per pass, the
     result, each pytest lane's time (the Spark lane and the others beside it) and the whole
@@ -872,6 +892,8 @@ def registry() -> dict[str, Entry]:
         Entry("containment_cost", ("containment_cost.json",), _containment_cost),
         # benchmarks/fresh_clone.py (issues 33, 34): the README's commands on fresh clones
         Entry("fresh_clone", ("fresh_clone.json",), _fresh_clone),
+        # benchmarks/jvm_cds.py (issue 34): the tests' JVMs with and without the archive
+        Entry("jvm_cds", ("jvm_cds.json",), _jvm_cds),
     ]
     return {e.name: e for e in entries}
 
