@@ -448,7 +448,7 @@ def _jvm_cds(raws: list[Any]) -> str:
     """A Spark JVM's start-up with and without the tests' class-data-sharing archive
     (``benchmarks/jvm_cds.py``): per arm, median [min, max] over the repetitions, and the
     spread rule's verdict."""
-    r = raws[0]["results"]
+    r = raws[0]
     names = {"wall_s": "wall to the query's end (s)", "cpu_s": "CPU of Python and JVM (s)",
              "process_s": "the whole process (s)"}
     rows = []
@@ -457,7 +457,7 @@ def _jvm_cds(raws: list[Any]) -> str:
         v = r["verdicts"][key]
         verdict = v["lower"] + " lower" if v["outcome"] == "lower" else v["outcome"]
         rows.append([name, _spread(by["plain"], 1), _spread(by["cds"], 1), verdict])
-    args = raws[0]["args"]
+    args = r["args"]
     return (_table(["measure", "without the archive", "with it", "verdict"],
                    ["---", "---:", "---:", "---"], rows)
             + f"\n\n{args['reps']} runs per arm, interleaved, each a fresh process and JVM "

@@ -5,8 +5,8 @@ Why: a test's JVM lives a minute or two, and a third of its start-up CPU goes to
 verifying Spark's classes, again in every one. A dynamic archive (JDK 13+:
 ``-XX:ArchiveClassesAtExit``) written by one short session that loads what the tests' JVMs load
 (a local session, a streaming query, ``mapInPandas`` and ``foreachBatch``) is mapped by the
-next JVMs instead: a local[2] session with one short query took 12.4 s of CPU and 14.3 s of
-wall without it, 7.6 s and 10.4 s with it (2026-11-28, this machine). A JVM whose classpath or
+next JVMs instead, which start sooner and on less CPU (``benchmarks/jvm_cds.py`` measures it
+into ``docs/bench/jvm_cds.json``; BENCHMARKS.md shows it). A JVM whose classpath or
 JDK does not match the archive ignores it (the tests pass ``-Xlog:cds=off``), so a stale
 archive costs time, not correctness; the file name carries a hash of the JDK's version and
 pyspark's, so a new JDK or pyspark gets an archive of its own.

@@ -45,8 +45,8 @@ NO_MKDOCS_2_WARNING=1 "$ROOT/.venv/bin/mkdocs" build --strict --quiet --site-dir
 # 16 s, 2026-11-28). Correctness does not depend on it; the benchmarks leave the JVM's default.
 # They also map Spark's classes from a class-data-sharing archive (scripts/spark_cds.py: written
 # once per venv, JDK and pyspark, about 40 s on a fresh clone) instead of loading and verifying
-# them again: a local[2] session with one short query 7.6 s of CPU against 12.4 s, and 4 s
-# sooner up (2026-11-28). Without the archive (it could not be written) they start as before.
+# them again: they start sooner, on less CPU (benchmarks/jvm_cds.py, in BENCHMARKS.md). Without
+# the archive (it could not be written) they start as before.
 JVM_OPTS="-XX:TieredStopAtLevel=1"
 CDS_LOG="$ROOT/.venv/spark-cds.log"
 if CDS="$(PYSPARK_PYTHON="$VENV_PY" SPARK_SUBMIT_OPTS="$JVM_OPTS" \
