@@ -180,6 +180,7 @@ class BrokerInput:
         self.tick_s, self.first_message_s, self.stall_s = tick_s, first_message_s, stall_s
         self.ready_file = self.root / "ckpt" / "shared" / READY
         self.ready_file.parent.mkdir(parents=True, exist_ok=True)
+        self._mark_lock = threading.Lock()  # self.ready and its file
         self._redis: Any = None
         self.keeper = Keeper({})
         if bus_url is None:
@@ -267,13 +268,18 @@ class BrokerInput:
     def start(self, start_seq: int) -> None:
         """Write the first ready mark (``start_seq``; a restart never moves it back) and keep
         it up to date."""
-        self.ready = max(self.ready, start_seq)
-        self._write(self.ready)
+        with self._mark_lock:
+            self.ready = max(self.ready, start_seq)
+            self._write(self.ready)
         if self._thread is None:
             self._thread = threading.Thread(target=self._loop, name="broker-ready", daemon=True)
             self._thread.start()
 
     def _write(self, seq: int) -> None:
+        """Replace the mark's file (lock held: a restarted query's :meth:`start`, on the
+        engine's thread, and :meth:`update`, on this input's, both write it; with one temporary
+        file between them, one's rename once found the other's already gone: "No such file or
+        directory: ready.tmp -> ready", a loaded suite, 2026-11-28)."""
         tmp = self.ready_file.with_name(READY + ".tmp")
         tmp.write_text(str(seq), encoding="utf-8")
         os.replace(tmp, self.ready_file)
@@ -304,10 +310,11 @@ class BrokerInput:
             if s not in self._advanced or q > self._advanced[s][0]:
                 self._advanced[s] = (q, now)
         floor = max(arrived.values(), default=-1) + 1 if not needed else self.ready
-        mark = max(self.ready, ready_seq(needed, arrived, floor=floor))
-        if mark != self.ready:
-            self.ready = mark
-            self._write(mark)
+        with self._mark_lock:
+            mark = max(self.ready, ready_seq(needed, arrived, floor=floor))
+            if mark != self.ready:
+                self.ready = mark
+                self._write(mark)
         return mark
 
     def egress(self) -> int:
