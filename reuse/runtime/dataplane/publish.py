@@ -26,9 +26,10 @@ drops them by ``seq`` (the ingest counts them ``stale``): at least once from her
 once on the bus, as long as the subscriber is back within the last rewind and was less than
 :data:`REWIND_S` behind the publisher when the broker died. Under two busy loops beside the
 whole suite the ingest was further behind: the keeper test missed 6 and then 10 messages
-(2026-11-28; rewinds every 1.5 s up to 9 s did not help, 3,730 stale, so the lost ones were
-older than the window). A broker with persistence, or a rewind from what the subscriber
-acknowledged, would close it; neither is built.
+(2026-11-28; rewinds every 1.5 s up to 9 s did not help, 3,730 stale: the lost ones were
+older than the window, or their holes were given up by the ingest's ``gap_s`` wait before
+the starved ingest read the rewinds; not told apart yet). A broker with persistence, or a
+rewind from what the subscriber acknowledged, would close the first; neither is built.
 """
 
 from __future__ import annotations
