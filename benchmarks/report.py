@@ -478,12 +478,16 @@ def _fresh_clone(raws: list[Any]) -> str:
         result = "passed" if r["green"] else ("failed: " + failed if failed else
                                              f"failed (rc {r['rc']})")
         limit = "" if r["kind"] != "test" else ("yes" if r.get("within_limit") else "no")
-        rows.append([r["started"][:16].replace("T", " "), f"`{r['commit'][:7]}`", kind, result,
-                     _mmss(spark["seconds"]) if spark else "-",
+        cpu = str((r.get("machine") or {}).get("cpu", ""))
+        cpu = cpu.replace("(R)", "").replace(" Processor", "").strip() or "-"
+        rows.append([r["started"][:16].replace("T", " "), f"`{r['commit'][:7]}`", cpu, kind,
+                     result, _mmss(spark["seconds"]) if spark else "-",
                      _mmss(other["seconds"]) if other else "-", _mmss(_wall_s(r)), limit])
-    return _table(["started (UTC)", "commit", "what", "result", "Spark lane", "others",
-                   "wall, set-up included", "each lane under 15 min"],
-                  ["---", "---", "---", "---", "---:", "---:", "---:", "---"], rows)
+    # the machine per pass: the same 2 cores were an Intel Xeon one day and an AMD EPYC the
+    # next, the same tests slower on the second (compare the rows of one commit)
+    return _table(["started (UTC)", "commit", "machine", "what", "result", "Spark lane",
+                   "others", "wall, set-up included", "each lane under 15 min"],
+                  ["---", "---", "---", "---", "---", "---:", "---:", "---:", "---"], rows)
 
 
 def _ratio(x: float | None) -> str:

@@ -3,9 +3,9 @@
 # test suite (pytest arguments pass through).
 #   ./scripts/test.sh           everything: two pytest processes at once, the Spark and browser
 #                               tests in this one (slowest 20 listed; those that start several
-#                               JVMs last), the others beside it; about 15 minutes on a fresh
-#                               clone with set-up, 17-18 on a loaded one (each pass's times:
-#                               BENCHMARKS.md, from docs/bench/fresh_clone.json)
+#                               JVMs last), the others beside it; under 15 minutes of pytest
+#                               on an idle 2-core machine, not yet on a loaded one (each pass's
+#                               times: BENCHMARKS.md, from docs/bench/fresh_clone.json)
 #   ./scripts/test.sh --fast    no Spark, no browser, no notebook batch: the developer's loop
 #                               (about 3.5 minutes)
 # $REUSE_REQUIRE=redis,browser,data,mqtt,namespaces (.ci/run sets it) fails the tests that would skip for want
