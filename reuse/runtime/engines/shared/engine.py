@@ -682,7 +682,6 @@ class InplaceRuntime:
         mark it reads from the checkpoint: :class:`ShardHandler`)."""
         if old is not None and self.handler is not None and self.handler is not old:
             self.handler.batches, self.handler.busy_s = old.batches, old.busy_s
-            self.handler.processed = max(self.handler.processed, old.processed)
 
     # --- submit / remove ---------------------------------------------------------------------------
 
