@@ -24,12 +24,14 @@ twice in the next seconds (:data:`REWIND_AT_S`), because such a broker also drop
 publisher sends before a subscriber has subscribed again. A subscriber that has them already
 drops them by ``seq`` (the ingest counts them ``stale``): at least once from here, exactly
 once on the bus, as long as the subscriber is back within the last rewind and was less than
-:data:`REWIND_S` behind the publisher when the broker died. Under two busy loops beside the
-whole suite the ingest was further behind: the keeper test missed 6 and then 10 messages
-(2026-11-28; rewinds every 1.5 s up to 9 s did not help, 3,730 stale: the lost ones were
-older than the window, or their holes were given up by the ingest's ``gap_s`` wait before
-the starved ingest read the rewinds; not told apart yet). A broker with persistence, or a
-rewind from what the subscriber acknowledged, would close the first; neither is built.
+:data:`REWIND_S` behind the publisher when the broker died.
+
+A subscriber further behind than that (the keeper test under load lost ``seq`` 2-4, sent four
+seconds before the broker died, 2026-11-28) asks for what it misses: the publisher answers the
+ingest's resend requests (:mod:`reuse.runtime.dataplane.resend`) by generating those events
+again from its schedule, for as long as it is connected (until :meth:`Publisher.close`). The
+rewinds stay for the one loss a request cannot name: the last events before the drop, with
+nothing after them yet to show the hole.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from reuse.runtime.dataplane.mqtt import (
     parse_broker_url,
     topic_of,
 )
+from reuse.runtime.dataplane.resend import RESEND_SUBSCRIPTION, Schedule, decode_request
 
 __all__ = ["Stream", "workload_streams", "select_streams", "message", "PublishReport",
            "Publisher", "parse_schedule"]
@@ -183,6 +186,9 @@ class PublishReport:
         The replay's ``t0`` (events' ``ts`` is ``t0 + seq * 1000 / rate``) and first ``seq``.
     unacked
         Messages sent that the broker did not acknowledge (0 unless it went away).
+    resent
+        Events sent again on a subscriber's resend request
+        (:mod:`reuse.runtime.dataplane.resend`).
     """
 
     sent: dict[str, int]
@@ -193,6 +199,7 @@ class PublishReport:
     start: int = 0
     unacked: int = 0
     broker: str = field(default="")
+    resent: int = 0
 
     @property
     def achieved(self) -> float:
@@ -213,6 +220,8 @@ class PublishReport:
         line = (f"sent {sum(self.sent.values())} messages: {per}; {self.achieved:.2f} msg/s per "
                 f"source (target {self.rate:g}), latest send {self.max_late_ms:.1f} ms behind "
                 f"schedule, t0 {self.t0_ms}")
+        if self.resent:
+            line += f"; {self.resent} sent again on a subscriber's request"
         return line + (f"; {self.unacked} not acknowledged by the broker" if self.unacked else "")
 
 
@@ -297,6 +306,11 @@ class Publisher:
         self._rewinds: list[tuple[float, float]] = []
         self.republished = 0  # messages sent again after a reconnect
         self._acked: set[int] = set()  # message ids acknowledged (paho's thread adds them)
+        self._schedule = Schedule()  # (seq, t0, rate) pieces: what a resend regenerates
+        self.resent = 0  # events sent again on a subscriber's request
+        self.bad_requests = 0  # resend requests that were not well formed (ignored)
+        self.last_bad_request = ""
+        self._asked_at = 0.0  # when the last request arrived (time.monotonic)
 
     def connect(self, client: Any = None) -> Publisher:
         """Connect to the broker (a one-line :class:`MqttError` when it is down); ``client``:
@@ -312,6 +326,7 @@ class Publisher:
         client.on_connect = self._on_connect
         client.on_disconnect = self._on_disconnect
         client.on_publish = self._on_publish
+        client.on_message = self._on_request
         self.broker.authenticate(client)
         try:
             client.connect(self.broker.host, self.broker.port, keepalive=30)
@@ -324,6 +339,7 @@ class Publisher:
     def _on_connect(self, c: Any, userdata: Any, flags: Any, reason: Any, props: Any) -> None:
         if not reason.is_failure:
             self._connects += 1
+            c.subscribe(RESEND_SUBSCRIPTION, qos=1)  # again on each reconnect
 
     def _on_disconnect(self, c: Any, userdata: Any, flags: Any, reason: Any,
                        props: Any) -> None:
@@ -332,6 +348,24 @@ class Publisher:
 
     def _on_publish(self, c: Any, userdata: Any, mid: int, reason: Any, props: Any) -> None:
         self._acked.add(mid)
+
+    def _on_request(self, c: Any, userdata: Any, msg: Any) -> None:
+        """A subscriber's resend request (paho's thread): send again the events asked for
+        that this publisher has sent, of its own streams; a bad request is counted."""
+        self._asked_at = time.monotonic()
+        req = decode_request(msg.topic, msg.payload)
+        if isinstance(req, str):
+            self.bad_requests += 1
+            self.last_bad_request = req
+            return
+        for s, topic in zip(self.streams, self.topics, strict=True):
+            if s.name != req.source:
+                continue
+            for seq in range(max(req.lo, self.start), min(req.hi, self._next - 1) + 1):
+                stamp = self._schedule.at(seq)
+                if stamp is not None:
+                    c.publish(topic, message(s, seq, stamp[0], stamp[1], self.data_dir), qos=1)
+                    self.resent += 1
 
     def _published(self, info: Any) -> bool:
         """Whether the broker acknowledged the message. One published while the connection
@@ -427,6 +461,7 @@ class Publisher:
         self._from = seq
         self.t0_ms = now_ms - round(seq * 1000 / self.rate)
         self._m0 = self.clock()
+        self._schedule.add(seq, self.t0_ms, self.rate)
 
     def _settle(self) -> None:
         """Count the acknowledged messages at the head of the queue (the broker acknowledges
@@ -434,9 +469,24 @@ class Publisher:
         while self._waiting and self._published(self._waiting[0][1]):
             self._sent[self._waiting.popleft()[0]] += 1
 
-    def close(self, timeout_s: float = 10.0) -> PublishReport:
+    def wait_acked(self, timeout_s: float = 10.0) -> bool:
+        """Wait (up to ``timeout_s``) until the broker acknowledged everything sent so far;
+        whether it did."""
+        deadline = time.monotonic() + timeout_s
+        self._settle()
+        while self._waiting and time.monotonic() < deadline:
+            time.sleep(0.01)
+            self._settle()
+        return not self._waiting
+
+    def close(self, timeout_s: float = 10.0, *, linger_s: float = 0.0) -> PublishReport:
         """Wait (up to ``timeout_s``) for the broker to acknowledge what was sent and for the
-        rewinds still due after a reconnect (:data:`REWIND_AT_S`), disconnect, and report."""
+        rewinds still due after a reconnect (:data:`REWIND_AT_S`), disconnect, and report.
+
+        ``linger_s``: before disconnecting, keep answering resend requests until none has come
+        for ``linger_s`` seconds, or until :meth:`halt` (a subscriber that is far behind finds
+        its holes late; a publisher gone by then cannot fill them)."""
+        self._halt.clear()  # run() has returned: halt() now ends the lingering
         deadline = time.monotonic() + timeout_s
         self._settle()
         while (self._waiting or self._rewinds or self._dropped_at is not None
@@ -445,6 +495,12 @@ class Publisher:
             if self._client is not None:
                 self._rewind()
             self._settle()
+        quiet_since = time.monotonic()
+        while linger_s > 0 and not self._halt.is_set():
+            quiet_since = max(quiet_since, self._asked_at)
+            if time.monotonic() - quiet_since >= linger_s:
+                break
+            time.sleep(0.02)
         if self._client is not None:
             self._client.disconnect()
             if hasattr(self._client, "loop_stop"):
@@ -460,4 +516,4 @@ class Publisher:
         return PublishReport(dict(self._sent), self.rate,
                              (self._last - self._first) if self._first is not None else 0.0,
                              self._late * 1000, self.t0_ms, self.start, unacked,
-                             str(self.broker))
+                             str(self.broker), self.resent)

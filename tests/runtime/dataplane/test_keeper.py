@@ -16,7 +16,7 @@ from reuse.runtime.dataplane.broker_feed import dump_recorded, load_recorded
 from reuse.runtime.dataplane.frames import decode_frame, encode_frame
 from reuse.runtime.dataplane.keeper import Keeper
 from reuse.runtime.dataplane.mqtt import Ingest
-from reuse.runtime.dataplane.publish import Publisher, Stream
+from reuse.runtime.dataplane.publish import Publisher, PublishReport, Stream
 from reuse.testing import missing
 
 
@@ -151,8 +151,9 @@ def test_a_killed_redis_behind_the_ingest_loses_no_message(
 def test_a_killed_mqtt_broker_is_restarted_and_the_stream_loses_nothing(
         tmp_path: Path) -> None:
     """``reuse broker start``'s keeper starts a killed mosquitto again; the publisher and the
-    ingest reconnect, and what the dead broker held is sent again by the publisher and dropped
-    by ``seq`` where it had arrived: every ``seq`` on the bus once."""
+    ingest reconnect, and what the dead broker held is sent again by the publisher (its
+    rewinds, and its answers to the ingest's resend requests for the holes) and dropped by
+    ``seq`` where it had arrived: every ``seq`` on the bus once."""
     from reuse.runtime.dataplane import mosquitto
     from reuse.runtime.dataplane.bus import FileBus
     from reuse.runtime.dataplane.mqtt import MqttError
@@ -165,7 +166,8 @@ def test_a_killed_mqtt_broker_is_restarted_and_the_stream_loses_nothing(
     d = tmp_path / "broker"
     url = str(mosquitto.start(d, port=free_port())["url"])
     bus = FileBus(tmp_path / "bus")
-    ingest = Ingest(bus, url, flush_s=0.05, client_id="keeper-mqtt", persistent=True)
+    ingest = Ingest(bus, url, flush_s=0.05, client_id="keeper-mqtt", persistent=True,
+                    first_seq=0)  # the broker's first death may take the first seq with it
     pub = Publisher(url, [Stream("SYS", "SYS")], rate=200.0)
     n = 800
     try:
@@ -184,11 +186,22 @@ def test_a_killed_mqtt_broker_is_restarted_and_the_stream_loses_nothing(
             while mosquitto.pid(d) in (None, p) and time.time() < deadline:
                 time.sleep(0.02)
         sender.join(timeout=60)
-        report = pub.close(timeout_s=30)
+        reports: list[PublishReport] = []  # rewinds, acks, then answers to late requests
+        closer = threading.Thread(target=lambda: reports.append(
+            pub.close(timeout_s=30, linger_s=60)), daemon=True)
+        closer.start()
         deadline = time.time() + 30
-        while ingest.counts()["sensors/SYS"].last_seq < n - 1 and time.time() < deadline:
+        while time.time() < deadline:  # all of it on the bus: no hole waiting
+            c = ingest.counts().get("sensors/SYS")  # None: nothing has arrived yet
+            if c is not None and c.last_seq == n - 1 and c.pending == 0:
+                break
             time.sleep(0.05)
         counts = ingest.stop()["sensors/SYS"]
+        deadline = time.time() + 40
+        while closer.is_alive() and time.time() < deadline:
+            pub.halt()  # ends its lingering (again: close() clears a halt that came first)
+            closer.join(timeout=0.2)
+        report = reports[0]
         deaths = mosquitto.restarts(d)
     finally:
         if mosquitto.pid(d) is not None:

@@ -200,3 +200,20 @@ def test_a_failed_append_keeps_the_messages_for_the_next_flush(tmp_path: Path) -
 def test_ingest_parameters_are_checked(tmp_path: Path, kw: dict, why: str) -> None:
     with pytest.raises(MqttError, match=why):
         Ingest(FileBus(tmp_path), "mqtt://127.0.0.1", **kw)
+
+
+def test_an_ingest_told_where_streams_begin_holds_what_precedes_the_first_arrival(
+        tmp_path: Path) -> None:
+    """Started before its publisher (``first_seq=0``), an ingest whose first message is seq 2
+    waits for 0 and 1 as for any hole, and counts them missed when it gives them up; without
+    ``first_seq`` the stream begins at 2 (a live stream joined)."""
+    m = lambda q: f'{{"src":"S1","seq":{q},"ts":0,"payload":""}}'.encode()  # noqa: E731
+    told = Ingest(FileBus(tmp_path / "a"), "mqtt://127.0.0.1:1883", first_seq=0)
+    joined = Ingest(FileBus(tmp_path / "b"), "mqtt://127.0.0.1:1883")
+    for ing in (told, joined):
+        ing.receive("sensors/S1", m(2))
+    assert told.flush() == 0 and joined.flush() == 1  # 2 waits for 0 and 1
+    told.receive("sensors/S1", m(0))
+    assert told.flush() == 1  # 0 written; 2 still waits for 1
+    assert told.flush(final=True) == 1 and told.counts()["sensors/S1"].missed == 1
+    assert joined.counts()["sensors/S1"].missed == 0

@@ -134,3 +134,41 @@ def test_ingest_counts_every_message_and_appends_only_good_ones(
             appended.setdefault(event["src"], []).append(event["seq"])
     assert appended == {s: v for s, v in good.items() if v}
     assert all(v == sorted(set(v)) for v in appended.values())  # increasing: no stale append
+
+
+REQUEST_TOPICS = (st.sampled_from(["reuse/resend/S1", "reuse/resend/", "reuse/resend/a/b",
+                                   "reuse/resend/+", "sensors/S1", ""]) | st.text(max_size=20))
+
+
+@st.composite
+def requests(draw: st.DrawFn) -> bytes:
+    """A resend request with its ends anywhere (reversed, negative, huge, bool, float), or
+    garbage."""
+    kind = draw(st.sampled_from(["ok", "ok", "field", "drop", "bytes", "deep", "notobject"]))
+    body: dict[str, Any] = {"from": draw(st.integers(-3, 2 ** 64)),
+                            "to": draw(st.integers(-3, 2 ** 64))}
+    if kind == "field":
+        body[draw(st.sampled_from(["from", "to"]))] = draw(JSON)
+    elif kind == "drop":
+        body.pop(draw(st.sampled_from(["from", "to"])))
+    elif kind == "bytes":
+        return draw(st.binary(max_size=60))
+    elif kind == "deep":
+        return b'{"from":' + b"[" * 10 ** 4 + b"]" * 10 ** 4 + b',"to":1}'
+    elif kind == "notobject":
+        return json.dumps(draw(JSON)).encode("utf-8", "surrogatepass")
+    return json.dumps(body).encode()
+
+
+@FUZZ
+@given(topic=REQUEST_TOPICS, payload=requests())
+def test_decode_request_never_raises(topic: str, payload: bytes, fuzz_count: Any) -> None:
+    from reuse.runtime.dataplane.resend import MAX_RANGE, Request, decode_request
+
+    fuzz_count("MQTT decode_request (resend)")
+    got = decode_request(topic, payload)
+    if isinstance(got, Request):
+        assert 0 <= got.lo <= got.hi < got.lo + MAX_RANGE and got.source
+        assert "/" not in got.source and topic.endswith(got.source)
+    else:
+        assert isinstance(got, str) and "\n" not in got and len(got) < 200
