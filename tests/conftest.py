@@ -107,6 +107,41 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
             report.longrepr = f"{report.longrepr[2]} (${REQUIRE_ENV} requires {part})"
 
 
+def _tree_cpu_s() -> float:
+    """CPU seconds of this process and every live descendant, each with its reaped children
+    (``/proc``'s ``cutime``/``cstime``): a JVM's Python workers and a ``reuse run``'s JVM are
+    counted once they are waited for. A process that left the tree (a daemon re-parented to
+    init) is not."""
+    import psutil
+
+    total = 0.0
+    me = psutil.Process()
+    for p in [me, *me.children(recursive=True)]:
+        try:
+            t = p.cpu_times()
+        except psutil.Error:
+            continue  # ended meanwhile
+        total += t.user + t.system + t.children_user + t.children_system
+    return total
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):  # type: ignore[no-untyped-def]
+    """With ``$REUSE_CPU_TIMES`` set, append each test's CPU seconds (its process tree's, set-up
+    and teardown included) and wall seconds to that file as JSON lines: the suite's time on a
+    loaded machine is its CPU, which ``--durations`` (wall) does not show (issue 34)."""
+    out = os.environ.get("REUSE_CPU_TIMES")
+    if not out:
+        yield
+        return
+    cpu0, t0 = _tree_cpu_s(), time.monotonic()
+    yield
+    line = {"test": item.nodeid, "cpu_s": round(_tree_cpu_s() - cpu0, 2),
+            "wall_s": round(time.monotonic() - t0, 2), "pid": os.getpid()}
+    with open(out, "a") as fh:
+        fh.write(json.dumps(line) + "\n")
+
+
 class FuzzCounter:
     """How many generated inputs each door took (``count(door)`` once per input). With
     ``$REUSE_FUZZ_COUNT`` set, the totals are written there as JSON when the session ends."""
