@@ -142,7 +142,30 @@ def start_redis(workdir: str | os.PathLike[str], port: int | None = None, *,
         raise SparkRuntimeError("redis-server is not installed (apt-get install redis-server)")
     d = Path(workdir)
     d.mkdir(parents=True, exist_ok=True)
-    port = port or free_port()
+    if port is None:
+        # a port chosen here may be taken by another process between the probe and the
+        # server's bind (two suites' servers starting at once): choose again, a few times
+        for _ in range(_PORT_TRIES - 1):
+            try:
+                return _start(exe, d, free_port(), durable, password, adopt)
+            except _PortTaken:
+                continue
+        port = free_port()
+    try:
+        return _start(exe, d, port, durable, password, adopt)
+    except _PortTaken as taken:
+        raise SparkRuntimeError(str(taken)) from None
+
+
+_PORT_TRIES = 5
+
+
+class _PortTaken(SparkRuntimeError):
+    """The server exited because its port was in use (said in its log)."""
+
+
+def _start(exe: str, d: Path, port: int, durable: bool, password: str | None,
+           adopt: bool) -> Broker:
     keep = ["--appendonly", "no"]
     orphan = None
     if durable:
@@ -183,8 +206,24 @@ def _wait_answers(broker: Broker, d: Path, timeout_s: float) -> None:
             pass
         if broker.proc.poll() is not None or time.time() > deadline:
             broker.stop()
-            raise SparkRuntimeError(f"redis-server did not start; see {d / 'redis.log'}")
+            said = _last_line(d / "redis.log")
+            why = f"redis-server did not start on port {broker.port}: {said} (see {d / 'redis.log'})"
+            taken = f":{broker.port}: bind: Address already in use" in _log_text(d / "redis.log")
+            raise (_PortTaken if taken else SparkRuntimeError)(why)
         time.sleep(0.1)
+
+
+def _log_text(log: Path) -> str:
+    try:
+        return log.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _last_line(log: Path) -> str:
+    """The log's last non-empty line: the server's reason for exiting."""
+    lines = [ln.strip() for ln in _log_text(log).splitlines() if ln.strip()]
+    return lines[-1] if lines else "its log is empty"
 
 
 def _adoptable(pidfile: Path, port: int, password: str | None) -> Running | None:
