@@ -19,7 +19,7 @@ Modes (``--parts``; ``--repeat N`` runs them interleaved, ``A B C A B C ...``):
     core (``1 / CPU per message``). When the broker's core is near 100% the delivered rate is
     the broker's limit; when this process's core is, the client limited it.
 ``ingest-file``, ``ingest-redis``
-    What :class:`reuse.runtime.dataplane.mqtt.Ingest` sustains: the same publisher (increasing
+    What :class:`reuse.runtime.dataplane.ingest.Ingest` sustains: the same publisher (increasing
     ``seq``, ``--ingest-seqs`` per source, at most ``--flood-seconds``), the window now counted
     against the ingest's received messages; the ingest runs in this process on core 1 (paho,
     QoS 1) and appends frames every 0.2 s to a FileBus in a temporary folder, or to a RedisBus
@@ -76,7 +76,8 @@ from reuse.runtime import SparkRuntimeError
 from reuse.runtime.dataplane import mosquitto
 from reuse.runtime.dataplane.bus import Bus, FileBus
 from reuse.runtime.dataplane.frames import decode_frame
-from reuse.runtime.dataplane.mqtt import SUBSCRIPTION, Ingest, MqttError, bus_topic
+from reuse.runtime.dataplane.ingest import Ingest
+from reuse.runtime.dataplane.mqtt import SUBSCRIPTION, MqttError, bus_topic
 from reuse.runtime.dataplane.mqtt_load import flood
 from reuse.runtime.dataplane.pacing import SendLog, deviation_pct, window_counts
 from reuse.runtime.dataplane.publish import Publisher, Stream, message, workload_streams

@@ -17,7 +17,8 @@ from reuse.runtime.common.execution import source_event
 from reuse.runtime.dataplane import mosquitto
 from reuse.runtime.dataplane.bus import FileBus
 from reuse.runtime.dataplane.frames import decode_frame
-from reuse.runtime.dataplane.mqtt import Ingest, MqttError
+from reuse.runtime.dataplane.ingest import Ingest
+from reuse.runtime.dataplane.mqtt import MqttError
 from reuse.testing import missing, mqtt_broker  # noqa: F401 - the fixture
 
 HAVE_RIOT = (riotbench_dir() / "SYS_sample_data_senml.csv").is_file()

@@ -98,7 +98,7 @@ class _LedgerSourceRequired(TypedDict):
 class LedgerSource(_LedgerSourceRequired, total=False):
     """Where the source events came from. ``kind`` ``"replay"``: generated (the reference
     generates them too). ``"mqtt"`` (the shared query, broker-fed): ``broker`` (its URL),
-    ``counts`` (per MQTT topic, :meth:`reuse.runtime.dataplane.mqtt.TopicCounts.to_dict`),
+    ``counts`` (per MQTT topic, :meth:`reuse.runtime.dataplane.ingest.TopicCounts.to_dict`),
     ``published`` (output topic -> outputs published), ``recorded`` (the directory of
     the events received, which the reference runs on) and ``restarts`` (the run's own servers
     found dead and started again, :class:`reuse.runtime.dataplane.keeper.Restart` as dicts)."""

@@ -1,7 +1,7 @@
 """The shared query's input from a broker: the source events an MQTT ingest appended to the bus.
 
 With ``source="mqtt://host:port"`` (``reuse run --source``) the shared query does not generate
-its source events: an :class:`~reuse.runtime.dataplane.mqtt.Ingest` in the driver appends each
+its source events: an :class:`~reuse.runtime.dataplane.ingest.Ingest` in the driver appends each
 ``sensors/<source>`` topic's messages to the bus topic ``src:<source>`` (frames in arrival
 order, ``seq`` increasing, each frame's ``hw`` its last ``seq``), and each shard reads the
 events of its batch range ``[lo, hi)`` from there (:func:`read_events`).

@@ -10,7 +10,7 @@ being sent and being delivered, so the broker's queues stay short and the rate i
 whole path sustains: publish -> broker -> subscriber, every message acknowledged on both hops.
 
 With ``delivered=`` (a count someone else's subscriber keeps, e.g. an
-:class:`~reuse.runtime.dataplane.mqtt.Ingest`'s), :func:`flood` only publishes, with the same
+:class:`~reuse.runtime.dataplane.ingest.Ingest`'s), :func:`flood` only publishes, with the same
 window against that count: the rate is then what that subscriber sustains.
 
 Pure apart from :func:`flood`'s sockets; nothing here starts a process.

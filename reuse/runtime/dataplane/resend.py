@@ -8,7 +8,7 @@ any fixed window: under four busy loops at nice 15 the keeper test lost ``seq`` 
 four seconds before the broker died (2026-11-28).
 
 The ingest is the one that knows exactly what is missing: a hole in a source's ``seq``
-(:class:`~reuse.runtime.dataplane.mqtt.Ingest`). So, while a hole stays open, it publishes a
+(:class:`~reuse.runtime.dataplane.ingest.Ingest`). So, while a hole stays open, it publishes a
 request on ``reuse/resend/<source>``, ``{"from": lo, "to": hi}`` (the hole, both ends
 included), QoS 1, again every ``resend_s`` until the hole is filled or given up. The
 publisher subscribes to ``reuse/resend/#`` and sends those ``seq`` again, regenerated from
@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TypeGuard
 
 from reuse.core.jsondata import loads
+from reuse.runtime.dataplane.mqtt import MqttError, topic_of
 
 __all__ = ["RESEND_PREFIX", "RESEND_SUBSCRIPTION", "MAX_RANGE", "resend_topic",
            "encode_request", "decode_request", "Request", "Schedule"]
@@ -84,10 +85,7 @@ def decode_request(topic: str, payload: bytes) -> Request | str:
     >>> decode_request("reuse/resend/a/b", b'{"from":0,"to":0}')
     "topic 'reuse/resend/a/b' is not reuse/resend/<source>"
     """
-    # a source name as the topics' own check takes it (imported here: mqtt's ingest imports
-    # this module)
-    from reuse.runtime.dataplane.mqtt import MqttError, topic_of
-
+    # a source name as the topics' own check takes it
     source = topic[len(RESEND_PREFIX):] if topic.startswith(RESEND_PREFIX) else ""
     try:
         topic_of(source)

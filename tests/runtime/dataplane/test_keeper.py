@@ -14,8 +14,8 @@ import pytest
 
 from reuse.runtime.dataplane.broker_feed import dump_recorded, load_recorded
 from reuse.runtime.dataplane.frames import decode_frame, encode_frame
+from reuse.runtime.dataplane.ingest import Ingest
 from reuse.runtime.dataplane.keeper import Keeper
-from reuse.runtime.dataplane.mqtt import Ingest
 from reuse.runtime.dataplane.publish import Publisher, PublishReport, Stream
 from reuse.testing import missing
 

@@ -17,14 +17,8 @@ import pytest
 from reuse.core.errors import StateError
 from reuse.runtime.dataplane import mosquitto
 from reuse.runtime.dataplane.bus import FileBus
-from reuse.runtime.dataplane.mqtt import (
-    BrokerUrl,
-    Ingest,
-    MqttError,
-    bus_topic,
-    masked,
-    parse_broker_url,
-)
+from reuse.runtime.dataplane.ingest import Ingest
+from reuse.runtime.dataplane.mqtt import BrokerUrl, MqttError, bus_topic, masked, parse_broker_url
 from reuse.runtime.dataplane.publish import Publisher, Stream
 from reuse.runtime.spec import RunSpec
 from reuse.testing import missing

@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reuse.runtime.dataplane.frames import decode_frame
-from reuse.runtime.dataplane.mqtt import Ingest, Malformed, Message, decode_message
+from reuse.runtime.dataplane.ingest import Ingest
+from reuse.runtime.dataplane.mqtt import Malformed, Message, decode_message
 
 FUZZ = settings(settings.get_profile("fuzz"))
 SOURCES = ("S1", "S2")

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from reuse.runtime.dataplane.bus import FileBus
 from reuse.runtime.dataplane.frames import decode_frame
-from reuse.runtime.dataplane.mqtt import Ingest, MqttError, bus_topic, encode_message
+from reuse.runtime.dataplane.ingest import Ingest
+from reuse.runtime.dataplane.mqtt import MqttError, bus_topic, encode_message
 from reuse.runtime.dataplane.mqtt_load import (
     acks_for,
     flood,

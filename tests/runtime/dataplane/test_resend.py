@@ -9,7 +9,8 @@ from pathlib import Path
 
 from reuse.runtime.dataplane.bus import FileBus
 from reuse.runtime.dataplane.frames import decode_frame
-from reuse.runtime.dataplane.mqtt import Ingest, bus_topic, parse_broker_url
+from reuse.runtime.dataplane.ingest import Ingest
+from reuse.runtime.dataplane.mqtt import bus_topic, parse_broker_url
 from reuse.runtime.dataplane.publish import Publisher, Stream, message
 from reuse.runtime.dataplane.resend import Schedule, encode_request, resend_topic
 

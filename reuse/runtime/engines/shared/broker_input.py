@@ -8,7 +8,7 @@ the recorded events for the reference execution (:meth:`record`).
 - **The bus.** A Redis of its own, started in ``<root>/redis`` (stopped by :meth:`close`), or the
   one at ``bus_url``. Redis and not the file bus: the shards read it from the executors, which
   then need the network, not the driver's disk.
-- **The ingest.** An :class:`~reuse.runtime.dataplane.mqtt.Ingest` subscribed to ``sensors/#``
+- **The ingest.** An :class:`~reuse.runtime.dataplane.ingest.Ingest` subscribed to ``sensors/#``
   appends each source's messages to ``src:<source>``; malformed and stale messages are counted
   per topic (:meth:`counts`), never appended.
 - **The ready mark.** A thread writes, every ``tick_s``, the first ``seq`` no batch may claim
@@ -79,13 +79,12 @@ from reuse.runtime.dataplane.broker_feed import (
 )
 from reuse.runtime.dataplane.bus import Bus, RedisBus
 from reuse.runtime.dataplane.frames import decode_frame
+from reuse.runtime.dataplane.ingest import Ingest, TopicCounts
 from reuse.runtime.dataplane.keeper import Keeper
 from reuse.runtime.dataplane.mqtt import (
     SUBSCRIPTION,
     BrokerUrl,
-    Ingest,
     MqttError,
-    TopicCounts,
     connect_error,
     keep_output,
     output_bus_topic,
