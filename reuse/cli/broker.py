@@ -42,6 +42,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
     streams = select_streams(workload_streams(args.workload), names)
     if args.seconds is not None and args.seconds < 0:
         raise ReuseError(f"--seconds must be >= 0, got {args.seconds:g}")
+    if not args.linger >= 0:
+        raise ReuseError(f"--linger must be >= 0, got {args.linger:g}")
     schedule = None if args.schedule is None else parse_schedule(args.schedule)
     if schedule is not None and args.seconds is not None:
         raise ReuseError("--schedule and --seconds exclude each other (a schedule says how "
@@ -56,7 +58,13 @@ def cmd_publish(args: argparse.Namespace) -> int:
             pub.run(seconds, rate=rate)
     except KeyboardInterrupt:
         interrupted = True
-    report = pub.close()
+    try:
+        # after the last send, fill the holes an ingest asks for (not after a Ctrl-C)
+        report = pub.close(linger_s=0.0 if interrupted else args.linger)
+    except KeyboardInterrupt:  # a Ctrl-C while lingering: stop answering, disconnect
+        interrupted = True
+        pub.halt()
+        report = pub.close()
     print(report.summary() + ("; interrupted" if interrupted else ""))
     if report.unacked:
         raise MqttError(f"the broker at {broker} acknowledged {sum(report.sent.values())} of "
@@ -105,4 +113,8 @@ def add_parsers(subparsers: Any) -> None:
     p.add_argument("--start-seq", type=int, default=0, metavar="SEQ",
                    help="the first seq (to continue a replay; default 0)")
     p.add_argument("--data-dir", default=None, help="RIoTBench data folder")
+    p.add_argument("--linger", type=float, default=2.0, metavar="SECONDS",
+                   help="after the last message, keep answering an ingest's requests for "
+                        "missed seq (reuse/resend/<source>) until none has come for SECONDS "
+                        "(default: %(default)g; 0: disconnect at once; Ctrl-C stops it)")
     p.set_defaults(func=cmd_publish)

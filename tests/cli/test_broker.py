@@ -71,6 +71,37 @@ def test_publish_into_the_ingest_gives_the_generated_replay(
     assert counts["sensors/SYS"].last_error.startswith("'seq' is str, not int")
 
 
+def test_publish_lingers_to_answer_an_ingests_requests(
+        mqtt_broker: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    """After its last message ``reuse publish`` still sends again what an ingest asks for
+    (``--linger``), until the requests stop."""
+    import threading
+
+    import paho.mqtt.publish as single
+
+    from reuse.runtime.dataplane.resend import encode_request, resend_topic
+
+    ing = Ingest(FileBus(tmp_path / "bus"), mqtt_broker, flush_s=0.1).start()
+    rc: list[int] = []
+    publishing = threading.Thread(target=lambda: rc.append(main([
+        "publish", "--workload", "figure1", "--sources", "SYS", "--rate", "20", "--seconds",
+        "0.5", "--linger", "1.5", "--broker", mqtt_broker])))
+    try:
+        publishing.start()
+        wait_received(ing, 10)
+        port = int(mqtt_broker.rsplit(":", 1)[1])
+        single.single(resend_topic("SYS"), encode_request(0, 4), qos=1, hostname="127.0.0.1",
+                      port=port)
+        publishing.join(timeout=30)
+        wait_received(ing, 15)
+    finally:
+        counts = ing.stop()
+    assert rc == [0] and not publishing.is_alive()
+    assert "; 5 sent again on a subscriber's request" in capsys.readouterr().out
+    c = counts["sensors/SYS"]
+    assert (c.received, c.appended, c.stale, c.missed) == (15, 10, 5, 0)
+
+
 def test_broker_start_status_stop(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     try:
         mosquitto.mosquitto_exe()
@@ -112,6 +143,7 @@ def _closed_port() -> int:
      "bad broker URL 'http://127.0.0.1:1883': the scheme must be mqtt://"),
     (["--workload", "figure1", "--rate", "0", "--broker", "mqtt://127.0.0.1:{closed}"],
      "the rate must be positive"),
+    (["--workload", "figure1", "--linger", "-1"], "--linger must be >= 0, got -1"),
 ])
 def test_publish_errors_are_one_line(args: list[str], error: str,
                                      capsys: pytest.CaptureFixture[str]) -> None:
