@@ -4,11 +4,12 @@
     .venv/bin/python benchmarks/decide.py fig3-riot --reps 3 --dry-run  # the commands it runs
     .venv/bin/python benchmarks/decide.py fig3-riot --reps 3            # run, write the raw file
 
-**Status (2026-11-27): one comparison run**, ``fig3-riot --reps 3``: 37 min 17 s against
-the 39 min ``--list`` estimates, six runs all complete, raw file
-``docs/bench/decide_fig3_riot.json``. The trace path (``--only-arm``) has so run; the cell
-path (the rate scripts through ``--repeat``) has not. The whole registered set is estimated at
-about 8 hours at 3 repetitions: over issue 33's 3-hour target.
+**Status (2026-11-28): three comparisons run**, each at ``--reps 3`` with every run complete:
+``fig3-riot`` (37 min 17 s against the 39 min ``--list`` estimates), ``trace-inplace-riot``
+and ``rates-riot-floor`` (15 min against 14: the first through the cell path, the rate script's
+own ``--repeat``). Raw files ``docs/bench/decide_*.json``; ``benchmarks/report.py`` renders each
+and checks its verdict. The whole registered set is estimated at about 8 hours at 3
+repetitions: over issue 33's 3-hour target.
 
 The registry is ``benchmarks/decisions.py`` (plain data). A ``trace`` comparison runs its arms
 ``A B A B ...``, each run ``decide.py NAME --only-arm ARM`` in its own process and JVM (the

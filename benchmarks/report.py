@@ -302,6 +302,55 @@ def _rates_issue35(raws: list[Any]) -> str:
             + "\n\nBy the spread rule (`reuse.runtime.spread.compare`):\n\n" + "\n".join(lines))
 
 
+#: issue 11's bound on the shared query, judged against the columnar floor since issue 35
+#: ("engine costs are judged against the columnar floor from then on")
+_FLOOR_BOUND = 2.0
+
+
+def _decided_floor(raws: list[Any]) -> str:
+    """A decided cell against the floor (``decide.py rates-riot-floor``): per rate, the
+    interleaved runs' cores (median [min, max]) and their ratio to both floors, run by run."""
+    raw = raws[0]
+    cells = raw["delegated"]
+    rows = []
+    for rate in sorted({float(c["rate"]) for c in cells["cells"]}):
+        for mode in _modes(cells):
+            got = _cells(cells, mode, rate)
+            vals = [float(c["cores"]) for c in got]
+            per_event = _floor_cores(cells, mode, rate)
+            col = _floor_columnar(cells, mode, rate)
+            rows.append([f"{rate:g}", mode, _spread(vals), _f(per_event),
+                         _spread([v / per_event for v in vals], 2), _f(col) if col else "-",
+                         _spread([v / col for v in vals], 2) if col else "-",
+                         f"{sum(1 for c in got if c['sustained'])} of {len(got)}"])
+    table = _table(["rate/s", "mode", "cores", "floor per event", "x floor per event",
+                    "floor columnar", "x floor columnar", "sustained"],
+                   ["---:", "---", "---:", "---:", "---:", "---:", "---:", "---"], rows)
+    return (f"{raw['reps']} interleaved fresh-JVM runs per rate (`benchmarks/decide.py "
+            f"{raw['comparison']['name']}`), trigger {cells['args']['trigger']:g} s, a "
+            f"{cells['args']['window']:g} s window after {cells['args']['settle']:g} s. "
+            f"Both floors are `benchmarks/limit.py`'s, measured by the same run.\n\n" + table)
+
+
+def _floor_bound_verdict(raws: list[Any]) -> str:
+    """"At most 2x the floor" (issue 11) against the columnar floor (issue 35): met when every
+    run at every rate is within it, missed when every run at some rate is above it, else not
+    decided (the runs straddle the bound)."""
+    cells = raws[0]["delegated"]
+    above_everywhere, all_within = False, True
+    for rate in {float(c["rate"]) for c in cells["cells"]}:
+        for mode in _modes(cells):
+            col = _floor_columnar(cells, mode, rate)
+            if not col:
+                return "not decided"
+            ratios = [v / col for v in _cores(cells, mode, rate)]
+            if not ratios:
+                return "not decided"
+            all_within = all_within and max(ratios) <= _FLOOR_BOUND
+            above_everywhere = above_everywhere or min(ratios) > _FLOOR_BOUND
+    return "missed" if above_everywhere else "met" if all_within else "not decided"
+
+
 def _rates_apps_opmw(raws: list[Any]) -> str:
     raw = raws[0]
     base = _cores(raw, "default-inplace")[0]
@@ -891,7 +940,9 @@ def registry() -> dict[str, Entry]:
         Entry("decide_fig3_opmw", ("decide_fig3_opmw.json",), _decided,
               verdict=_decided_verdict),
         Entry("decide_trace_inplace_riot", ("decide_trace_inplace_riot.json",), _decided,
-              verdict=_decided_verdict),        # benchmarks/tenants.py --json and bench_containment.py --json (issue 25)
+              verdict=_decided_verdict),
+        Entry("decide_rates_riot_floor", ("decide_rates_riot_floor.json",), _decided_floor,
+              verdict=_floor_bound_verdict),        # benchmarks/tenants.py --json and bench_containment.py --json (issue 25)
         Entry("tenants", ("tenants.json",), _tenants),
         Entry("containment_cost", ("containment_cost.json",), _containment_cost),
         # benchmarks/fresh_clone.py (issues 33, 34): the README's commands on fresh clones

@@ -253,3 +253,27 @@ def test_decided_verdicts() -> None:
     assert report._decided_verdict([raw]) == "missed"
     raw["runs"] = raw["runs"][:4]
     assert report._decided_verdict([raw]) == "not decided"
+
+
+def _floor_raw(cores: list[float]) -> dict:
+    """A decided cell against the floor at one rate (100/s): the columnar floor is 0.1 cores."""
+    floor = {"reuse": {"ms_per_seq": 2.0, "columnar": {"ms_per_seq": 1.0}},
+             "default": {"ms_per_seq": 3.0}}
+    cells = [{"mode": "reuse-inplace", "rate": 100.0, "cores": c, "sustained": True}
+             for c in cores]
+    return {"reps": len(cores), "comparison": {"name": "rates-riot-floor"},
+            "delegated": {"cells": cells, "floor": floor,
+                          "args": {"trigger": 2.0, "window": 60.0, "settle": 20.0}}}
+
+
+@pytest.mark.parametrize(("cores", "verdict"), [
+    ([0.15, 0.19, 0.2], "met"),  # every run within 2x the columnar floor (0.2 cores)
+    ([0.21, 0.3, 0.4], "missed"),  # every run above it
+    ([0.19, 0.21, 0.25], "not decided"),  # the runs straddle it
+])
+def test_the_floor_bound_is_judged_run_by_run_against_the_columnar_floor(
+        cores: list[float], verdict: str) -> None:
+    raw = _floor_raw(cores)
+    assert report._floor_bound_verdict([raw]) == verdict
+    table = report._decided_floor([raw])
+    assert "| 100 | reuse-inplace |" in table and "x floor columnar" in table
