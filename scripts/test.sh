@@ -4,8 +4,9 @@
 #   ./scripts/test.sh           everything: two pytest processes at once, the Spark and browser
 #                               tests in this one (slowest 20 listed; those that start several
 #                               JVMs last), the others beside it; under 15 minutes of pytest
-#                               on an idle 2-core machine, not yet on a loaded one (each pass's
-#                               times: BENCHMARKS.md, from docs/bench/fresh_clone.json)
+#                               on this 2-core machine, idle or under two busy loops where it
+#                               runs as root (each pass's times: BENCHMARKS.md, from
+#                               docs/bench/fresh_clone.json)
 #   ./scripts/test.sh --fast    no Spark, no browser, no notebook batch: the developer's loop
 #                               (about 3.5 minutes)
 # $REUSE_REQUIRE=redis,browser,data,mqtt,namespaces (.ci/run sets it) fails the tests that would skip for want
@@ -39,7 +40,8 @@ NO_MKDOCS_2_WARNING=1 "$ROOT/.venv/bin/mkdocs" build --strict --quiet --site-dir
 # machine loaded by other busy processes at nice 0 the difference shows: at 0 and 5 the
 # Spark lane shared its core with them and the others got a fifth of a core, so a pass under
 # two busy loops took 16:13 and 18:18 (2026-11-28, docs/bench/fresh_clone.json); at -5 and 0
-# the Spark lane keeps its core and the others get a share like the busy loops'. (At nice 19
+# the Spark lane keeps its core and the others get a share like the busy loops': 13:24 and
+# 10:42 (the same day, the same record). (At nice 19
 # the others got nothing: 21 min 51 s, 2026-11-27.) Its report is printed at the end. (pytest-xdist's --dist loadgroup would do this in one
 # command, but with pytest 9 it ignores the groups.) Exit code 5, "no test collected", is a
 # pass: arguments may select tests of one kind only.
