@@ -307,22 +307,28 @@ def _rates_issue35(raws: list[Any]) -> str:
 _FLOOR_BOUND = 2.0
 
 
+def _floor_cells(cells: dict[str, Any]) -> list[tuple[float, str, list[dict[str, Any]],
+                                                       float, float | None]]:
+    """(rate, mode, its runs' cells, the per-event floor's cores, the columnar floor's) for
+    every rate and mode of a cell run, rates in order."""
+    return [(rate, mode, _cells(cells, mode, rate), _floor_cores(cells, mode, rate),
+             _floor_columnar(cells, mode, rate))
+            for rate in sorted({float(c["rate"]) for c in cells["cells"]})
+            for mode in _modes(cells)]
+
+
 def _decided_floor(raws: list[Any]) -> str:
     """A decided cell against the floor (``decide.py rates-riot-floor``): per rate, the
     interleaved runs' cores (median [min, max]) and their ratio to both floors, run by run."""
     raw = raws[0]
     cells = raw["delegated"]
     rows = []
-    for rate in sorted({float(c["rate"]) for c in cells["cells"]}):
-        for mode in _modes(cells):
-            got = _cells(cells, mode, rate)
-            vals = [float(c["cores"]) for c in got]
-            per_event = _floor_cores(cells, mode, rate)
-            col = _floor_columnar(cells, mode, rate)
-            rows.append([f"{rate:g}", mode, _spread(vals), _f(per_event),
-                         _spread([v / per_event for v in vals], 2), _f(col) if col else "-",
-                         _spread([v / col for v in vals], 2) if col else "-",
-                         f"{sum(1 for c in got if c['sustained'])} of {len(got)}"])
+    for rate, mode, got, per_event, col in _floor_cells(cells):
+        vals = [float(c["cores"]) for c in got]
+        rows.append([f"{rate:g}", mode, _spread(vals), _f(per_event),
+                     _spread([v / per_event for v in vals], 2), _f(col) if col else "-",
+                     _spread([v / col for v in vals], 2) if col else "-",
+                     f"{sum(1 for c in got if c['sustained'])} of {len(got)}"])
     table = _table(["rate/s", "mode", "cores", "floor per event", "x floor per event",
                     "floor columnar", "x floor columnar", "sustained"],
                    ["---:", "---", "---:", "---:", "---:", "---:", "---:", "---"], rows)
@@ -338,16 +344,12 @@ def _floor_bound_verdict(raws: list[Any]) -> str:
     decided (the runs straddle the bound)."""
     cells = raws[0]["delegated"]
     above_everywhere, all_within = False, True
-    for rate in {float(c["rate"]) for c in cells["cells"]}:
-        for mode in _modes(cells):
-            col = _floor_columnar(cells, mode, rate)
-            if not col:
-                return "not decided"
-            ratios = [v / col for v in _cores(cells, mode, rate)]
-            if not ratios:
-                return "not decided"
-            all_within = all_within and max(ratios) <= _FLOOR_BOUND
-            above_everywhere = above_everywhere or min(ratios) > _FLOOR_BOUND
+    for _, _, got, _, col in _floor_cells(cells):
+        if not col or not got:
+            return "not decided"
+        ratios = [float(c["cores"]) / col for c in got]
+        all_within = all_within and max(ratios) <= _FLOOR_BOUND
+        above_everywhere = above_everywhere or min(ratios) > _FLOOR_BOUND
     return "missed" if above_everywhere else "met" if all_within else "not decided"
 
 
@@ -942,7 +944,8 @@ def registry() -> dict[str, Entry]:
         Entry("decide_trace_inplace_riot", ("decide_trace_inplace_riot.json",), _decided,
               verdict=_decided_verdict),
         Entry("decide_rates_riot_floor", ("decide_rates_riot_floor.json",), _decided_floor,
-              verdict=_floor_bound_verdict),        # benchmarks/tenants.py --json and bench_containment.py --json (issue 25)
+              verdict=_floor_bound_verdict),
+        # benchmarks/tenants.py --json and bench_containment.py --json (issue 25)
         Entry("tenants", ("tenants.json",), _tenants),
         Entry("containment_cost", ("containment_cost.json",), _containment_cost),
         # benchmarks/fresh_clone.py (issues 33, 34): the README's commands on fresh clones

@@ -206,9 +206,10 @@ def _wait_answers(broker: Broker, d: Path, timeout_s: float) -> None:
             pass
         if broker.proc.poll() is not None or time.time() > deadline:
             broker.stop()
-            said = _last_line(d / "redis.log")
-            why = f"redis-server did not start on port {broker.port}: {said} (see {d / 'redis.log'})"
-            taken = f":{broker.port}: bind: Address already in use" in _log_text(d / "redis.log")
+            log = _log_text(d / "redis.log")
+            why = (f"redis-server did not start on port {broker.port}: {_last_line(log)} "
+                   f"(see {d / 'redis.log'})")
+            taken = f":{broker.port}: bind: Address already in use" in log
             raise (_PortTaken if taken else SparkRuntimeError)(why)
         time.sleep(0.1)
 
@@ -220,9 +221,9 @@ def _log_text(log: Path) -> str:
         return ""
 
 
-def _last_line(log: Path) -> str:
+def _last_line(log: str) -> str:
     """The log's last non-empty line: the server's reason for exiting."""
-    lines = [ln.strip() for ln in _log_text(log).splitlines() if ln.strip()]
+    lines = [ln.strip() for ln in log.splitlines() if ln.strip()]
     return lines[-1] if lines else "its log is empty"
 
 
