@@ -41,8 +41,10 @@ NO_MKDOCS_2_WARNING=1 "$ROOT/.venv/bin/mkdocs" build --strict --quiet --site-dir
 # Spark lane shared its core with them and the others got a fifth of a core, so a pass under
 # two busy loops took 16:13 and 18:18 (2026-11-28, docs/bench/fresh_clone.json); at -5 and 0
 # the Spark lane keeps its core and the others get a share like the busy loops': 13:24 and
-# 10:42 (the same day, the same record). (At nice 19
-# the others got nothing: 21 min 51 s, 2026-11-27.) Its report is printed at the end. (pytest-xdist's --dist loadgroup would do this in one
+# 10:42 (the same day, the same record). (At nice 19 the others got nothing: 21 min 51 s,
+# 2026-11-27.) Once the Spark lane is done the others keep their priority: where it was
+# lowered (5), raising it back needs the root this runner lacks. Its report is printed at the
+# end. (pytest-xdist's --dist loadgroup would do this in one
 # command, but with pytest 9 it ignores the groups.) Exit code 5, "no test collected", is a
 # pass: arguments may select tests of one kind only.
 # Every JVM the tests start (sessions, `reuse run` drivers, instances, a cluster's master and
@@ -78,10 +80,6 @@ set +e
 nice -n "$SPARK_NICE" "$VENV_PY" -m pytest -p no:cacheprovider -m "spark or browser" \
     --durations=20 "$@"
 SPARK=$?
-# what is left of the others now has the CPU to itself: back to the shell's priority where
-# it was lowered and may be raised again (root); elsewhere it stays where it is
-# shellcheck disable=SC2046
-[ "$REST_NICE" = 0 ] || renice -n 0 -p "$REST" $(pgrep -P "$REST") >/dev/null 2>&1 || true
 wait "$REST"
 OTHERS=$?
 set -e
