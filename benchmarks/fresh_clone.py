@@ -4,14 +4,17 @@ The suite's time ("under 15 minutes of pytest", issue 34) and the main job's are
 any other: they come from a file that names the command, the commit and the machine, not from
 a hand-copied log. Two ways in:
 
-    .venv/bin/python benchmarks/fresh_clone.py test [--loaded]   # clone HEAD, run .ci/run
+    .venv/bin/python benchmarks/fresh_clone.py test [--loaded] [--shuffle SEED]
+                                                   # clone HEAD, run .ci/run
     .venv/bin/python benchmarks/fresh_clone.py reproduce tiny    # clone HEAD, run the main job
     .venv/bin/python benchmarks/fresh_clone.py record LOG --commit C --started T --ended T \\
         [--loaded]                                              # a pass run by hand, its log kept
 
 ``test`` clones the repository's HEAD (committed work only) into a folder beside it, runs
 ``bash .ci/run`` there (under ``scripts/with-cpu-hog.sh`` with ``--loaded``: one busy loop per
-core from start to end), and removes the clone. Every way keeps the whole log under
+core from start to end), and removes the clone. With ``--shuffle SEED`` it passes ``--shuffle SEED`` to pytest through
+``.ci/run``: both lanes run their modules and tests in an order drawn from the seed (issue 34's
+hunt for order dependence; ``reuse.testing.shuffled``). Every way keeps the whole log under
 ``docs/bench/fresh/`` and appends one record to ``docs/bench/fresh_clone.json``: the pass's
 own command, commit, start and end (wall time, set-up included), exit code, and what pytest
 printed (each lane's count and time, the slowest tests). Run it alone: it is the suite, with
@@ -86,7 +89,7 @@ def parse_log(text: str) -> dict[str, Any]:
 
 
 def record(log_text: str, *, command: str, commit: str, loaded: bool, started: str,
-           ended: str, rc: int | None, how: str) -> dict[str, Any]:
+           ended: str, rc: int | None, how: str, shuffle: int | None = None) -> dict[str, Any]:
     """One pass: its log parsed, with what ran it and when; ``within_limit`` is each lane's
     pytest time under :data:`LIMIT_S` and the pass green."""
     parsed = parse_log(log_text)
@@ -94,7 +97,7 @@ def record(log_text: str, *, command: str, commit: str, loaded: bool, started: s
     green = rc == 0 and all(lane is not None and lane["failed"] == 0 for lane in lanes)
     slowest_lane = max((lane["seconds"] for lane in lanes if lane is not None), default=None)
     return {"kind": "test", "command": command, "commit": commit, "loaded": loaded,
-            "how": how, "started": started, "ended": ended, "rc": rc, "green": green,
+            **({} if shuffle is None else {"shuffle": shuffle}), "how": how, "started": started, "ended": ended, "rc": rc, "green": green,
             "pytest_s": slowest_lane,
             "within_limit": bool(green and slowest_lane is not None
                                  and slowest_lane < LIMIT_S),
@@ -137,12 +140,14 @@ def _clone() -> tuple[Path, str]:
     return work, commit
 
 
-def run_pass(kind: str, *, loaded: bool = False, param_set: str = "tiny") -> dict[str, Any]:
-    """Clone HEAD, run the test command (``kind="test"``) or the main job
-    (``kind="reproduce"``) there, record it, remove the clone."""
+def run_pass(kind: str, *, loaded: bool = False, param_set: str = "tiny",
+             shuffle: int | None = None) -> dict[str, Any]:
+    """Clone HEAD, run the test command (``kind="test"``, its tests in the order drawn from
+    ``shuffle`` if given) or the main job (``kind="reproduce"``) there, record it, remove the
+    clone."""
     work, commit = _clone()
     if kind == "test":
-        argv = ["bash", ".ci/run"]
+        argv = ["bash", ".ci/run"] + ([] if shuffle is None else ["--shuffle", str(shuffle)])
         if loaded:
             argv = ["./scripts/with-cpu-hog.sh", *argv]
     else:
@@ -157,7 +162,8 @@ def run_pass(kind: str, *, loaded: bool = False, param_set: str = "tiny") -> dic
     how = f"git clone of {commit[:10]}, then `{' '.join(argv)}` in it"
     if kind == "test":
         rec = record(text, command=" ".join(argv), commit=commit, loaded=loaded,
-                     started=started, ended=ended, rc=got.returncode, how=how)
+                     started=started, ended=ended, rc=got.returncode, how=how,
+                     shuffle=shuffle)
     else:
         rec = {"kind": "reproduce", "command": " ".join(argv), "commit": commit, "how": how,
                "set": param_set, "started": started, "ended": ended, "rc": got.returncode,
@@ -171,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("test", help="the README's test command on a fresh clone of HEAD")
     t.add_argument("--loaded", action="store_true", help="under scripts/with-cpu-hog.sh")
+    t.add_argument("--shuffle", type=int, metavar="SEED",
+                   help="the tests in an order drawn from SEED (pytest --shuffle)")
     r = sub.add_parser("reproduce", help="the README's main job on a fresh clone of HEAD")
     r.add_argument("set", nargs="?", default="tiny")
     k = sub.add_parser("record", help="a pass run by hand: its log, commit and times")
@@ -191,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
                          "the log recorded afterwards")
         _append(rec, text)
     elif args.cmd == "test":
-        rec = run_pass("test", loaded=args.loaded)
+        rec = run_pass("test", loaded=args.loaded, shuffle=args.shuffle)
     else:
         rec = run_pass("reproduce", param_set=args.set)
     lanes = ", ".join(f"{k} {v['seconds']:.0f} s" for k in ("spark_lane", "other_lane")

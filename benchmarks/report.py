@@ -524,6 +524,8 @@ def _fresh_clone(raws: list[Any]) -> str:
     for r in recs:
         kind = ("tests, loaded" if r.get("loaded") else "tests") if r["kind"] == "test" \
             else f"main job ({r['set']})"
+        if r.get("shuffle") is not None:
+            kind += f", shuffled (seed {r['shuffle']})"
         spark, other = r.get("spark_lane"), r.get("other_lane")
         failed = ", ".join(t.split("::")[-1] for t in r.get("failed_tests", []))
         result = "passed" if r["green"] else ("failed: " + failed if failed else

@@ -42,3 +42,15 @@ def test_a_failed_lane_makes_the_pass_red_whatever_the_exit_code() -> None:
     assert rec["other_lane"] == {"passed": 1588, "failed": 1, "seconds": 290.1}
     assert not rec["green"] and not rec["within_limit"]
     assert rec["failed_tests"] == ["tests/x.py::t"] and rec["pytest_s"] == 800.0
+
+
+def test_a_shuffled_pass_keeps_its_seed_and_the_table_names_it() -> None:
+    log = "\n".join(["== 47 passed in 800.0s (0:13:20) ==", "1589 passed in 290.1s",
+                     "Spark and browser tests: exit 0; the others: exit 0"])
+    base = dict(command="bash .ci/run --shuffle 2", commit="0" * 40, loaded=False,
+                started="2026-11-28T07:00:00Z", ended="2026-11-28T07:14:00Z", rc=0, how="t")
+    rec = fresh_clone.record(log, shuffle=2, **base)  # type: ignore[arg-type]
+    assert rec["shuffle"] == 2 and rec["green"]
+    assert "shuffle" not in fresh_clone.record(log, **base)  # type: ignore[arg-type]
+    report = importlib.import_module("benchmarks.report")
+    assert "shuffled (seed 2)" in report._fresh_clone([[rec]])
