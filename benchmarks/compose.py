@@ -13,7 +13,7 @@ The axes::
 Not the full product (96 runs of a minute): an *all-pairs* set, every pair of values of two
 axes in at least one row, chosen greedily among the combinations that run; a pair that no
 runnable combination holds gets a row of its own, refused, with the reason (the spec's one
-line, `reuse.runtime.spec.REFUSED`, or the front's). Each row runs one short RIoT trace with a
+line, `reuse.runtime.refusals.REFUSED`, or the front's). Each row runs one short RIoT trace with a
 merge and an unmerge (stats-sys; clean-kalman-sys reusing its source and parser; a narrower
 clean-sys, a residual of clean-kalman-sys's range filter under semantic matching; then
 clean-kalman-sys removed), on `local[2]`, and prints: rc, lost, duplicated, whether every
@@ -78,7 +78,8 @@ def flows_json() -> list[dict[str, Any]]:
 def refusal(row: dict[str, str]) -> tuple[str, str] | None:
     """Why a combination does not run: ``(kind, line)``; ``None`` if it runs."""
     from reuse.core.errors import ReuseError
-    from reuse.runtime.spec import REFUSED, RunSpec
+    from reuse.runtime.refusals import REFUSED
+    from reuse.runtime.spec import RunSpec
 
     if row["front"] == "engine" and row["safety"] == "apps":
         return "not built", "reuse.live.Engine has no way to ask for --replicas apps"

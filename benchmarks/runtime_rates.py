@@ -201,7 +201,7 @@ def apps_cell(mode: str, rate: float, args: argparse.Namespace, flows: dict[str,
     JVMs and Python workers, their Redis, and this coordinator). Latency is sampled from the
     output streams' newest records (as :class:`SinkTail` samples the record files); the
     backlog is the slowest live instance's."""
-    from reuse.runtime.apps.coordinator import start_apps
+    from reuse.runtime.apps.runs import start_apps
     from reuse.runtime.common.execution import emitted_bound
     from reuse.runtime.measure import percentile
     from reuse.runtime.spec import RunSpec

@@ -254,15 +254,6 @@ def window_tenant(dag: str, window: int, topic: str, *,
         "streams": [["src", "parse"], ["parse", "bwa"], ["bwa", "out"]]})
 
 
-def ledger_task(task: Any, at: int) -> dict[str, Any]:
-    """A started task (:class:`reuse.runtime.common.planners.NewTask`) as the runtime's ledger holds
-    it, joined at ``at``: what the reference execution reads (tests that drive a deployment by
-    hand build their ledger with it)."""
-    return {"type": task.type, "config": task.config, "parents": list(task.parents),
-            "kind": task.kind, "topic": f"src:{task.stream}" if task.kind == "source"
-            else task.id, "start": at, "end": None}
-
-
 def deployed_at_zero(flows: Iterable[Any], shards: int, opts: Mapping[str, Any], *,
                      planner: Any = None) -> tuple[Any, dict[str, Any]]:
     """Every dataflow submitted at ``seq`` 0 into a fresh ``Deployment`` of ``shards``, as the
@@ -270,19 +261,18 @@ def deployed_at_zero(flows: Iterable[Any], shards: int, opts: Mapping[str, Any],
     reference execution reads for it: tests and benchmarks that run the shard worker by hand
     (``planner``: Reuse's, exact, by default)."""
     from reuse.runtime.common.planners import ReusePlanner
+    from reuse.runtime.common.sink_history import ledger_submit
     from reuse.runtime.engines.shared.deploy import Deployment
 
     planner = planner or ReusePlanner()
     dep = Deployment(shards)
-    tasks: dict[str, dict[str, Any]] = {}
+    tasks: dict[str, Any] = {}
     dags: dict[str, Any] = {}
     for flow in flows:
         p = planner.submit(flow)
-        for t in p.start:
-            tasks[t.id] = ledger_task(t, 0)
+        ledger_submit(tasks, dags, p, 0)
         leaves = {r for r in p.sinks.values() if tasks[r]["kind"] == "task"}
         dep.deploy(p, 0, record=leaves)
-        dags[p.instance] = {"dag": flow.id, "J": 0, "R": None, "sinks": dict(p.sinks)}
     ledger = {"t0": 0, "rate": 10.0, "data_dir": opts["data_dir"], "opts": dict(opts),
               "tasks": tasks, "dags": dags}
     return dep, ledger

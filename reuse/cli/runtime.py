@@ -171,10 +171,10 @@ def add_parsers(subparsers: Any) -> None:
                         "path, for comparison) instead of a micro-batch at a time on columns "
                         "(the default); the same outputs and states")
     r.add_argument("--latency-budget", type=float, default=None, metavar="S",
-                   help="inplace, replayed sources: a batch once 1,000 seq are waiting or the "
-                        "oldest would wait more than S s (few events: batches up to S s "
-                        "apart, for less per-batch cost; many: at once); default: a batch at "
-                        "every trigger with new data")
+                   help="inplace (a replay; a broker by arrival): a batch once 1,000 seq "
+                        "are waiting or the oldest would wait more than S s (few events: "
+                        "batches up to S s apart, for less per-batch cost; many: at once); "
+                        "default: a batch at every trigger with new data")
     r.add_argument("--no-check", action="store_true",
                    help="skip the reference execution (lost/duplicated left empty)")
     r.set_defaults(func=cmd_run, usage_error=r.error)

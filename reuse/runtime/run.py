@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +42,7 @@ from reuse.runtime.accounting import (
     replica_account,
 )
 from reuse.runtime.cluster import client
-from reuse.runtime.common.files import read_batches
+from reuse.runtime.common.files import read_batches, write_json
 from reuse.runtime.common.policy import LIVE_MODES
 from reuse.runtime.engines.contract import Engine
 from reuse.runtime.engines.partial.engine import Runtime
@@ -110,62 +110,35 @@ def run_trace(runtime: Engine, flows: Mapping[str, Dataflow], ops: Sequence[Op],
     for as long as it makes progress, and fails only when nothing moves for ``stall_s``
     (an engine behind its input is overloaded, not broken: issue 36).
     """
-    label = runtime.policy.label
     check_trace(ops, flows)
     meter = meter or CpuMeter()
     meter.start()
     tail = SinkTail(runtime.root)
-    rows: list[dict[str, Any]] = []
-    seq_marks: list[int] = []
-    first = 1
+    trace = _Trace(runtime.policy.label, len(ops), journal, progress)
     runtime.start_sources(sorted({flows[o.dag].task(s).type for o in ops
                                   for s in flows[o.dag].sources}))
     if resumed is not None:
-        rows, seq_marks = [dict(r) for r in resumed.rows], list(resumed.marks)
-        first = resumed.next_step
+        trace.rows, trace.marks = [dict(r) for r in resumed.rows], list(resumed.marks)
         tail.skip_existing()  # the dead driver's steps' outputs are not the next step's
     else:
         if journal is not None:
             journal.start({**(journal_params or {}), "t0": runtime.t0,
                            "start_seq": runtime.start_seq})
         if warmup_s > 0:
-            if progress:
-                progress(f"[{label}] warming up {warmup_s:g} s (sources only, not measured)")
+            trace.say(f"[{trace.label}] warming up {warmup_s:g} s (sources only, not measured)")
             _warm_up(runtime, warmup_s, stall_s)
-    t_run = time.time()
+    trace.t_run = time.time()
     try:
-        pending = resumed.pending if resumed is not None else None
-        if resumed is not None and pending is not None:  # the step the driver died in: again
-            if progress:
-                progress(f"[{label}] resumed at step {pending['step']}/{len(ops)} "
-                         f"({pending['op']} {pending['dag']} was enacted at {pending['cut']})")
-            row = _measure_step(runtime, meter, tail, step_seconds, int(pending["step"]),
-                                pending["op"], pending["dag"], {"J": pending["cut"]},
-                                time.time(), runtime.bound(), 0.0,
-                                meter.total(by_category=True), died=1)
-            # the step began when the dead driver started it: its output pause counts from
-            # there (its cores are measured from the resume)
-            row["t_start_ms"] = step_started_ms(resumed, int(pending["step"]),
-                                                row["t_start_ms"])
-            _finish_step(row, int(pending["mark"]), rows, seq_marks, journal, progress,
-                         label, len(ops), t_run)
+        if resumed is not None and resumed.pending is not None:
+            _measure_died_step(runtime, meter, tail, step_seconds, resumed, trace)
+        first = resumed.next_step if resumed is not None else 1
         for step, op in enumerate(ops, start=1):
-            if step < first:
-                continue
-            t0 = time.time()
-            cpu0 = meter.total(by_category=True)  # the step's CPU covers its operation
-            b0 = runtime.bound()
-            if journal is not None:
-                runtime.on_op = (lambda o, d, c, _s=step, _m=b0 + 1, _t=t0:
-                                 journal.op(_s, o, d, c, _m, t_ms=round(_t * 1000)))
-            info = (runtime.submit(flows[op.dag]) if op.op == "submit"
-                    else runtime.remove(op.dag))
-            if defrag_every and step % defrag_every == 0:
-                runtime.defragment()
-            row = _measure_step(runtime, meter, tail, step_seconds, step, op.op, op.dag, info,
-                                t0, b0, time.time() - t0, cpu0)
-            _finish_step(row, b0 + 1, rows, seq_marks, journal, progress, label, len(ops),
-                         t_run)
+            if step >= first:
+                info, t0, b0, cpu0 = _enact(runtime, flows, op, step, meter, journal,
+                                            defrag_every)
+                row = _measure_step(runtime, meter, tail, step_seconds, step, op.op, op.dag,
+                                    info, t0, b0, time.time() - t0, cpu0)
+                trace.finish(row, b0 + 1)
         upto = runtime.bound() + 1
         if runtime.limit is not None:
             upto = min(upto, runtime.limit)
@@ -174,34 +147,107 @@ def run_trace(runtime: Engine, flows: Mapping[str, Dataflow], ops: Sequence[Op],
     finally:
         meter.stop()
         runtime.save_ledger()
-    _output_gaps(rows, runtime.root)
+    _output_gaps(trace.rows, runtime.root)
     if check:
-        if progress:
-            progress("checking outputs against the reference execution ...")
-        ledger = runtime.ledger()
-        ref = reference_records(ledger, upto)  # the run's one reference execution
-        acc = account(runtime.root, ledger, upto, ref)
-        # outputs of a task at or past its end cut (or before its start) belong to no DAG's
-        # window, so the per-DAG accounting cannot see them: counted as duplicated
-        leaks = [s for seqs in leaked_records(runtime.root, ledger, upto).values()
-                 for s in seqs]
-        charge_to_steps(rows, seq_marks,
-                        lost=[s for a in acc.values() for s in a["lost_seqs"]],
-                        duplicated=[s for a in acc.values() for s in a["duplicated_seqs"]]
-                        + leaks)
-        if leaks and progress:
-            progress(f"{len(leaks)} outputs of tasks outside their windows (counted as "
-                     "duplicated)")
-        if ledger.get("replicas"):
-            rep = replica_account(runtime.root, ledger, upto, ref)
-            from reuse.runtime.common.files import write_json
+        _check_outputs(runtime, trace, upto)
+    return trace.rows
 
-            write_json(Path(runtime.root) / "replicas.json", rep)
-            if progress:
-                bad = {r: a for r, a in rep.items() if a["lost"] or a["duplicated"]}
-                progress(f"k-safety: {len(rep)} recorded replicas checked on their own windows, "
-                         f"{len(bad)} differ from the reference" + (f": {bad}" if bad else ""))
-    return rows
+
+@dataclass
+class _Trace:
+    """A trace's run so far: its rows, each step's first source ``seq`` (what outputs are
+    charged to), and where a finished step goes (the journal, the progress line)."""
+
+    label: str
+    n_ops: int
+    journal: RunJournal | None
+    progress: Callable[[str], None] | None
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    marks: list[int] = field(default_factory=list)
+    t_run: float = field(default_factory=time.time)
+
+    def say(self, msg: str) -> None:
+        if self.progress:
+            self.progress(msg)
+
+    def finish(self, row: dict[str, Any], mark: int) -> None:
+        """A step's row is done: keep it, journal it, report it."""
+        self.rows.append(row)
+        self.marks.append(mark)
+        if self.journal is not None:
+            self.journal.row(row, mark)
+        if not self.progress:
+            return
+        step, n_ops = int(row["step"]), self.n_ops
+        elapsed = time.time() - self.t_run
+        eta = (n_ops - step) * (row["t_end_ms"] - row["t_start_ms"]) / 1000
+        self.progress(f"[{self.label} {step}/{n_ops} {elapsed:.0f}s, ~{eta:.0f}s left] "
+                      f"{row['op']} {row['dag']}: {row['running_tasks']} tasks "
+                      f"(+{row['paused_tasks']} paused), {row['queries']} queries, "
+                      f"{row['cores']:.2f} cores, p50 {row['p50_latency_ms']} ms"
+                      + (f", {row['failures']} failure(s)" if row["failures"] else ""))
+        if hasattr(self.progress, "step"):
+            self.progress.step(step, n_ops, row)
+
+
+def _enact(runtime: Engine, flows: Mapping[str, Dataflow], op: Op, step: int, meter: CpuMeter,
+           journal: RunJournal | None, defrag_every: int,
+           ) -> tuple[Mapping[str, Any], float, int, dict[str, float]]:
+    """Step ``step``'s operation (journaled first, with the step's first ``seq``), and the
+    step's start: what the engine answered, the time, the bound and the CPU then (the step's
+    CPU covers its operation)."""
+    t0 = time.time()
+    cpu0 = meter.total(by_category=True)
+    b0 = runtime.bound()
+    if journal is not None:
+        runtime.on_op = (lambda o, d, c: journal.op(step, o, d, c, b0 + 1,
+                                                    t_ms=round(t0 * 1000)))
+    info = runtime.submit(flows[op.dag]) if op.op == "submit" else runtime.remove(op.dag)
+    if defrag_every and step % defrag_every == 0:
+        runtime.defragment()
+    return info, t0, b0, cpu0
+
+
+def _measure_died_step(runtime: Engine, meter: CpuMeter, tail: SinkTail, step_seconds: float,
+                       resumed: JournalState, trace: _Trace) -> None:
+    """The step the driver died in, measured again from now (its operation was enacted)."""
+    pending = resumed.pending
+    assert pending is not None
+    step = int(pending["step"])
+    trace.say(f"[{trace.label}] resumed at step {step}/{trace.n_ops} "
+              f"({pending['op']} {pending['dag']} was enacted at {pending['cut']})")
+    row = _measure_step(runtime, meter, tail, step_seconds, step, pending["op"], pending["dag"],
+                        {"J": pending["cut"]}, time.time(), runtime.bound(), 0.0,
+                        meter.total(by_category=True), died=1)
+    # the step began when the dead driver started it: its output pause counts from there
+    # (its cores are measured from the resume)
+    row["t_start_ms"] = step_started_ms(resumed, step, row["t_start_ms"])
+    trace.finish(row, int(pending["mark"]))
+
+
+def _check_outputs(runtime: Engine, trace: _Trace, upto: int) -> None:
+    """Account every sink's outputs against the run's one reference execution, charging the
+    missing and extra ones to the steps their source events were emitted in; check each
+    k-safety replica on its own window into ``<root>/replicas.json``."""
+    trace.say("checking outputs against the reference execution ...")
+    ledger = runtime.ledger()
+    ref = reference_records(ledger, upto)
+    acc = account(runtime.root, ledger, upto, ref)
+    # outputs of a task at or past its end cut (or before its start) belong to no DAG's
+    # window, so the per-DAG accounting cannot see them: counted as duplicated
+    leaks = [s for seqs in leaked_records(runtime.root, ledger, upto).values() for s in seqs]
+    charge_to_steps(trace.rows, trace.marks,
+                    lost=[s for a in acc.values() for s in a["lost_seqs"]],
+                    duplicated=[s for a in acc.values() for s in a["duplicated_seqs"]] + leaks)
+    if leaks:
+        trace.say(f"{len(leaks)} outputs of tasks outside their windows (counted as "
+                  "duplicated)")
+    if ledger.get("replicas"):
+        rep = replica_account(runtime.root, ledger, upto, ref)
+        write_json(Path(runtime.root) / "replicas.json", rep)
+        bad = {r: a for r, a in rep.items() if a["lost"] or a["duplicated"]}
+        trace.say(f"k-safety: {len(rep)} recorded replicas checked on their own windows, "
+                  f"{len(bad)} differ from the reference" + (f": {bad}" if bad else ""))
 
 
 def _measure_step(runtime: Engine, meter: CpuMeter, tail: SinkTail, step_seconds: float,
@@ -260,27 +306,6 @@ def _measure_step(runtime: Engine, meter: CpuMeter, tail: SinkTail, step_seconds
             "t_start_ms": round(t0 * 1000), "t_end_ms": round(t1 * 1000)}
 
 
-def _finish_step(row: dict[str, Any], mark: int, rows: list[dict[str, Any]],
-                 seq_marks: list[int], journal: RunJournal | None,
-                 progress: Callable[[str], None] | None, label: str, n_ops: int,
-                 t_run: float) -> None:
-    rows.append(row)
-    seq_marks.append(mark)
-    if journal is not None:
-        journal.row(row, mark)
-    if progress:
-        step = int(row["step"])
-        elapsed = time.time() - t_run
-        eta = (n_ops - step) * (row["t_end_ms"] - row["t_start_ms"]) / 1000
-        progress(f"[{label} {step}/{n_ops} {elapsed:.0f}s, ~{eta:.0f}s left] "
-                 f"{row['op']} {row['dag']}: {row['running_tasks']} tasks "
-                 f"(+{row['paused_tasks']} paused), {row['queries']} queries, "
-                 f"{row['cores']:.2f} cores, p50 {row['p50_latency_ms']} ms"
-                 + (f", {row['failures']} failure(s)" if row["failures"] else ""))
-        if hasattr(progress, "step"):
-            progress.step(step, n_ops, row)
-
-
 def _output_gaps(rows: list[dict[str, Any]], root: Path) -> None:
     """``gap_s`` of each step: :func:`longest_pause` over the shared query's batch completions
     (``batches.jsonl``), counted from the first step's start before the first output. Sinks
@@ -331,7 +356,7 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], spec: RunSpec, *,
     run whose process died can be finished by :func:`resume_run` (``resume``: its journal); a
     new run refuses a root that already holds one. ``replicas="apps"`` runs K+1 engine
     instances, each its own driver and Spark application, following one journal (issue 24,
-    :func:`reuse.runtime.apps.coordinator.apps_run`). A SparkSession that is already active
+    :func:`reuse.runtime.apps.runs.apps_run`). A SparkSession that is already active
     (tests share one) is used and left running; one started here is stopped here (with
     ``ui`` its web UI is on and its address printed), and so is a Redis broker started for
     ``bus="redis"``.
@@ -352,14 +377,7 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], spec: RunSpec, *,
         raise SparkRuntimeError("already holds a run (journal.jsonl): resume it with "
                                 "--resume, or choose a new --root", file=str(root))
     if spec.broker_fed:
-        from reuse.runtime.dataplane.mqtt import parse_broker_url
-
-        url = parse_broker_url(spec.source)
-        _reachable(url)  # a one-line error before any JVM starts
-        if url.password is not None:  # for --resume: the journal holds the URL masked
-            from reuse.runtime.common.run_secrets import keep_secret
-
-            keep_secret(root, "broker", url.password)
+        _check_broker(spec.source, root)
     meter = CpuMeter()
     broker, bus_obj = _start_bus(spec, meter)
     try:
@@ -375,18 +393,7 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], spec: RunSpec, *,
             progress(f"Spark UI: {spark.sparkContext.uiWebUrl}")
         try:
             rt = _engine(spark, spec, bus_obj, resume)
-            journal: RunJournal | None = None
-            params: dict[str, Any] = {}
-            if isinstance(rt, InplaceRuntime):
-                if rt.broker is not None:
-                    meter.add_roots(rt.broker.pids)
-                if resume is not None:
-                    rt.replay(resume.enacted, flows, start_seq=int(resume.start["start_seq"]))
-                journal = RunJournal(root)
-                resolved = spec.resolved(shards=rt.shards, max_events=rt.max_events,
-                                         data_dir=rt.data_dir)
-                params = {"flows": [f.to_dict() for f in flows.values()],
-                          "ops": [[o.op, o.dag] for o in ops], **resolved.to_journal()}
+            journal, params = _journal_of(rt, spec, flows, ops, resume, meter)
             try:
                 return run_trace(rt, flows, ops, step_seconds=spec.step_seconds, meter=meter,
                                  check=spec.check, defrag_every=spec.defrag_every,
@@ -400,6 +407,38 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], spec: RunSpec, *,
     finally:
         if broker is not None:
             broker.stop()
+
+
+def _check_broker(source: str, root: Path) -> None:
+    """A broker that accepts no connection is a one-line error before any JVM starts; its
+    password is kept under the run root for ``--resume`` (the journal holds the URL masked)."""
+    from reuse.runtime.dataplane.mqtt import parse_broker_url
+
+    url = parse_broker_url(source)
+    _reachable(url)
+    if url.password is not None:
+        from reuse.runtime.common.run_secrets import keep_secret
+
+        keep_secret(root, "broker", url.password)
+
+
+def _journal_of(rt: Engine, spec: RunSpec, flows: Mapping[str, Dataflow], ops: Sequence[Op],
+                resume: JournalState | None, meter: CpuMeter,
+                ) -> tuple[RunJournal | None, dict[str, Any]]:
+    """The shared query's run journal and its start record (the spec as resolved by the
+    engine: shards, batch bound, data), with a resumed engine rebuilt from the dead driver's
+    journal first; the query-per-DAG engine keeps none. A broker input's processes join the
+    CPU meter."""
+    if not isinstance(rt, InplaceRuntime):
+        return None, {}
+    if rt.broker is not None:
+        meter.add_roots(rt.broker.pids)
+    if resume is not None:
+        rt.replay(resume.enacted, flows, start_seq=int(resume.start["start_seq"]))
+    resolved = spec.resolved(shards=rt.shards, max_events=rt.max_events, data_dir=rt.data_dir)
+    return RunJournal(Path(rt.root)), {"flows": [f.to_dict() for f in flows.values()],
+                                       "ops": [[o.op, o.dag] for o in ops],
+                                       **resolved.to_journal()}
 
 
 def _start_bus(spec: RunSpec, meter: CpuMeter) -> tuple[RedisBroker | None, Bus | None]:
@@ -440,7 +479,7 @@ def _apps_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], spec: RunSpec,
 
         workers = sum(1 for r in pids(spec.cluster_dir or DEFAULT_DIR)
                       if r.startswith("worker"))
-    from reuse.runtime.apps.coordinator import apps_run
+    from reuse.runtime.apps.runs import apps_run
 
     return apps_run(flows, ops, spec, workers=workers, progress=progress)
 
@@ -469,7 +508,7 @@ def resume_run(root: str | os.PathLike[str], *, ui: bool = False,
     query's checkpoint. The step the driver died in is measured again from the resume and
     counts one failure; ``gap_s`` shows the output pause the death caused. A run across
     applications (``--replicas apps``: its folder holds ``apps.json``) is resumed by its
-    coordinator's side (:func:`reuse.runtime.apps.coordinator.resume_apps`), which adopts the
+    coordinator's side (:func:`reuse.runtime.apps.runs.resume_apps`), which adopts the
     instances that outlived the dead coordinator.
     """
     from reuse.core.dataflow import parse_dataflow
@@ -477,7 +516,7 @@ def resume_run(root: str | os.PathLike[str], *, ui: bool = False,
     from reuse.runtime.journal import load_journal
 
     if (Path(root) / "apps.json").exists():
-        from reuse.runtime.apps.coordinator import resume_apps
+        from reuse.runtime.apps.runs import resume_apps
 
         return resume_apps(root, progress=progress)
     state = load_journal(Path(root))

@@ -7,8 +7,9 @@ passed on (renamed, defaulted again, partly dropped) to two engines, the apps co
 value or a refused combination is a one-line :class:`~reuse.runtime.SparkRuntimeError` naming
 the option, raised on construction: before any JVM, Redis or broker connection starts.
 
-The refused combinations are one table, :data:`REFUSED` (:data:`RESUME_REFUSED` for
-``--resume``, a life event rather than a setting): building a combination is deleting its row.
+The refused combinations are one table, :data:`reuse.runtime.refusals.REFUSED`
+(:data:`~reuse.runtime.refusals.RESUME_REFUSED` for ``--resume``, a life event rather than a
+setting): building a combination is deleting its row.
 Nothing here imports Spark or touches the disk or the network (a broker URL's syntax only).
 """
 
@@ -21,7 +22,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NamedTuple, TypedDict, TypeVar, get_args, overload
+from typing import TYPE_CHECKING, Literal, TypedDict, TypeVar, get_args, overload
 
 from reuse.core.errors import ReuseError, StateError, shown
 from reuse.runtime import SparkRuntimeError
@@ -29,12 +30,12 @@ from reuse.runtime.common.pacing import PACED_BATCH
 from reuse.runtime.common.policy import LIVE_MODES, Policy, live_policy
 from reuse.runtime.common.run_secrets import secret_file
 from reuse.runtime.dataplane.mqtt import is_masked, masked, with_password
+from reuse.runtime.refusals import RESUME_REFUSED, first_refusal
 
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11; only read by the type checker
 
-__all__ = ["RunSpec", "Settings", "Refusal", "REFUSED", "RESUME_REFUSED", "OPTIONS",
-           "local_cores", "EngineKind", "BusKind", "Replicas", "Record"]
+__all__ = ["RunSpec", "Settings", "OPTIONS", "local_cores", "EngineKind", "BusKind", "Replicas", "Record"]
 
 #: The engine a policy runs on: the shared query, or a query per partial DAG (the paper's).
 EngineKind = Literal["inplace", "queries"]
@@ -133,7 +134,7 @@ class RunSpec:
         for name, value in _checked_values(self).items():
             object.__setattr__(self, name, value)
         _check_syntax(self)
-        why = _refused_combinations(self)
+        why = first_refusal(self)
         if why is not None:
             raise SparkRuntimeError(why)
         _check_sizes(self)
@@ -327,7 +328,7 @@ class RunSpec:
         return replace(self, shards=shards, max_events=max_events, data_dir=Path(data_dir))
 
     def check_resumable(self) -> None:
-        """Refuse, with one line, a ``--resume`` of a run of this spec (:data:`RESUME_REFUSED`).
+        """Refuse, with one line, a ``--resume`` of a run of this spec (:data:`~reuse.runtime.refusals.RESUME_REFUSED`).
 
         >>> RunSpec(source="mqtt://h:1883").check_resumable()  # issue 32: resumable
         >>> RunSpec.of(merge="partial").check_resumable()
@@ -335,7 +336,7 @@ class RunSpec:
         ...
         reuse.runtime.SparkRuntimeError: --resume needs a run on the shared query (--merge inplace), not reuse: only it keeps a journal
         """
-        why = _first_refusal(self, RESUME_REFUSED)
+        why = first_refusal(self, RESUME_REFUSED)
         if why is not None:
             raise SparkRuntimeError(why)
 
@@ -376,68 +377,7 @@ class Settings(TypedDict, total=False):
     check: bool
 
 
-# --- refused combinations: one row each ---------------------------------------------------------
-
-
-class Refusal(NamedTuple):
-    """One refused combination: when ``when`` holds, ``message`` (formatted with the spec's
-    ``source``, ``policy``, ``match`` and ``k``). ``kind``: ``"not built"`` (a row to delete once
-    the combination works), ``"engine"`` (the query-per-DAG engine, the paper's, does not
-    have the capability) or ``"impossible"`` (it means nothing)."""
-
-    when: Callable[[RunSpec], bool]
-    message: str
-    kind: Literal["not built", "engine", "impossible"]
-
-
-#: Every refused combination of settings, checked in order on construction; the first that
-#: holds is the error. Each row is one combination, so building one is deleting its row.
-REFUSED: tuple[Refusal, ...] = (
-    # layout x safety, layout x source, safety x source: issue 32 builds these
-    Refusal(lambda s: s.split and s.k_safe > 0 and s.replicas == "shards",
-            "--split and --k-safe cannot be combined yet (replicas are placed per running "
-            "DAG)", "not built"),
-    Refusal(lambda s: s.replicated_apps and s.broker_fed,
-            "--replicas apps runs replayed sources only, not --source {source}", "not built"),
-    Refusal(lambda s: s.latency_budget_s is not None and s.broker_fed,
-            "--latency-budget paces replayed sources only, not --source {source} (a broker "
-            "sets its own pace)", "not built"),
-    # the query-per-DAG engine (--merge partial or relaunch)
-    Refusal(lambda s: s.engine == "queries" and s.broker_fed,
-            "--source {source} needs the shared query (--merge inplace), not {policy}",
-            "engine"),
-    Refusal(lambda s: s.engine == "queries" and s.split,
-            "--split needs the shared query (--merge inplace), not {policy}", "engine"),
-    Refusal(lambda s: s.engine == "queries" and s.k_safe > 0 and s.replicas == "shards",
-            "--k-safe needs the shared query (--merge inplace), not {policy}: a query per "
-            "partial DAG cannot hold a replica", "engine"),
-    Refusal(lambda s: s.engine == "queries" and s.replicated_apps,
-            "--replicas apps needs the shared query (--merge inplace), not {policy}", "engine"),
-    Refusal(lambda s: s.engine == "queries" and s.latency_budget_s is not None,
-            "--latency-budget needs the shared query (--merge inplace), not {policy}",
-            "engine"),
-    Refusal(lambda s: s.engine == "queries" and not s.shared_disk,
-            "--no-shared-disk needs the shared query (--merge inplace), not {policy}: its "
-            "queries share a bus directory", "engine"),
-    # meaningless
-    Refusal(lambda s: not s.policy.shares and s.match != "exact",
-            "--match {match} needs --mode reuse: Default shares no task", "impossible"),
-    Refusal(lambda s: s.replicated_apps and s.k_safe < 1,
-            "--replicas apps needs --k-safe K >= 1 (K+1 instances), got {k}", "impossible"),
-)
-
-#: What ``--resume`` refuses (resuming is a life event of a run, not one of its settings).
-RESUME_REFUSED: tuple[Refusal, ...] = (
-    Refusal(lambda s: s.engine == "queries",
-            "--resume needs a run on the shared query (--merge inplace), not {policy}: only it "
-            "keeps a journal", "engine"),
-)
-
-
-def _refused_combinations(spec: RunSpec) -> str | None:
-    """The message of the first row of :data:`REFUSED` that holds (``None``: none)."""
-    return _first_refusal(spec, REFUSED)
-
+# --- the broker's password --------------------------------------------------------------------
 
 def _unmasked(source: str, root: Path, file: str) -> str:
     """A journaled source URL with its password back, from ``<root>/secrets/broker`` (the
@@ -449,14 +389,6 @@ def _unmasked(source: str, root: Path, file: str) -> str:
         return with_password(source, kept.read_text().strip())
     except FileNotFoundError:
         raise StateError(f"the broker's password is not in {kept}", file=file) from None
-
-
-def _first_refusal(spec: RunSpec, table: tuple[Refusal, ...]) -> str | None:
-    for row in table:
-        if row.when(spec):
-            return row.message.format(source=masked(spec.source), policy=spec.policy.label,
-                                      match=spec.match, k=spec.k_safe)
-    return None
 
 
 # --- values -------------------------------------------------------------------------------------

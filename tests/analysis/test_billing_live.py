@@ -20,7 +20,7 @@ from reuse.analysis.billing import bills
 from reuse.analysis.billing_live import live_steps
 from reuse.core.dataflow import Dataflow, parse_dataflow
 from reuse.runtime.common.planners import DefaultPlanner, Planner, ReusePlanner
-from reuse.testing import ledger_task
+from reuse.runtime.common.sink_history import ledger_task
 
 # A: S -> X -> sink; B and C: S -> X -> Y -> sink of their own. Reuse runs A.src, A.t0 (X) for
 # all three and B.t1 (Y) for B and C.

@@ -26,9 +26,9 @@ from reuse.runtime.accounting import account, leaked_records, reference_records,
 from reuse.runtime.common.execution import parents_first, record_line
 from reuse.runtime.common.files import safe_name, write_json, write_records
 from reuse.runtime.common.planners import DefaultPlanner, ReusePlanner
+from reuse.runtime.common.sink_history import ledger_task
 from reuse.runtime.engines.shared.deploy import REPLICA_MARK
 from reuse.runtime.engines.shared.shard import run_shard
-from reuse.testing import ledger_task
 
 RATE = 10.0
 UPTO = 30

@@ -28,10 +28,10 @@ from reuse.core.paths import riotbench_dir
 from reuse.runtime.accounting import account, leaked_records, reference_records
 from reuse.runtime.common.files import write_records
 from reuse.runtime.common.planners import ReusePlanner, make_planner
-from reuse.runtime.common.sink_history import ledger_removal, sink_segments
+from reuse.runtime.common.sink_history import ledger_removal, ledger_submit, sink_segments
 from reuse.runtime.engines.shared.deploy import Deployment
 from reuse.runtime.engines.shared.shard import absorber, run_shard, seed_handovers
-from reuse.testing import ledger_task, missing, ranged_tenant, window_tenant
+from reuse.testing import missing, ranged_tenant, window_tenant
 
 DATA = riotbench_dir()
 OPTS = {"data_dir": str(DATA), "pi_iterations": 10}
@@ -68,8 +68,7 @@ def enact(planner: ReusePlanner, ops: list[tuple[str, str, int]], bounds: list[i
             kinds = {t.id: t.kind for t in p.start}
             kinds.update({t: i["kind"] for t, i in tasks.items() if t not in kinds})
             dep.deploy(p, at, record={r for r in p.sinks.values() if kinds[r] == "task"})
-            tasks.update({t.id: ledger_task(t, at) for t in p.start})
-            dags[p.instance] = {"dag": dag, "J": at, "R": None, "sinks": dict(p.sinks)}
+            ledger_submit(tasks, dags, p, at)
         else:
             r = planner.remove(dag)
             dep.end(r, at)

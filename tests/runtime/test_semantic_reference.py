@@ -25,10 +25,10 @@ from reuse.core.paths import riotbench_dir
 from reuse.runtime.accounting import reference_records
 from reuse.runtime.common.execution import digest, source_event
 from reuse.runtime.common.planners import ReusePlanner
-from reuse.runtime.common.sink_history import ledger_removal, sink_segments
+from reuse.runtime.common.sink_history import ledger_removal, ledger_submit, sink_segments
 from reuse.tasks import make_task
 from reuse.tasks.matching import SEMANTIC
-from reuse.testing import ledger_task, missing
+from reuse.testing import missing
 from reuse.workloads.riotbench import build_dataflows, source_configs
 
 DATA = riotbench_dir()
@@ -181,8 +181,7 @@ def staged(ops: list[tuple[str, Any, int]], match: MatchPolicy = SEMANTIC,
         if op == "submit":
             p = planner.submit(what)
             placements.append(p)
-            tasks.update({t.id: ledger_task(t, at) for t in p.start})
-            dags[p.instance] = {"dag": what.id, "J": at, "R": None, "sinks": dict(p.sinks)}
+            ledger_submit(tasks, dags, p, at)
         else:  # as the shared engine enacts it, a re-plan's starts included (issue 36)
             ledger_removal(tasks, dags, planner.remove(what), at)
     ledger = {"t0": 0, "rate": 10.0, "data_dir": str(DATA), "tasks": tasks, "dags": dags,

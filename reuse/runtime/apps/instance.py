@@ -106,7 +106,7 @@ def sink_stream(dag: str, join: int, sink: str) -> str:
 
 class Follower:
     """The instance's side of the control plane, and the engine's per-batch hooks
-    (:class:`~reuse.runtime.engines.shared.engine.BatchHooks`); see the module docstring."""
+    (:class:`~reuse.runtime.engines.shared.handler.BatchHooks`); see the module docstring."""
 
     def __init__(self, engine: InplaceRuntime, spec: InstanceSpec,
                  flows: dict[str, Dataflow]) -> None:
@@ -125,7 +125,7 @@ class Follower:
         self.ran: frozenset[str] = frozenset()
         self.executors: tuple[str, ...] = ()
         self.batches = 0  # batches this process ran (apps.json: none, no executors to name)
-        from reuse.runtime.engines.shared.engine import ShardHandler
+        from reuse.runtime.engines.shared.handler import ShardHandler
 
         #: an instance restarted from its own checkpoint has claimed up to here already
         self.floor = ShardHandler(engine).planned()

@@ -30,15 +30,16 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from reuse.runtime.common.ledger import LedgerDag, LedgerTask
 
 if TYPE_CHECKING:
-    from reuse.runtime.common.planners import Removal
+    from reuse.runtime.common.planners import NewTask, Placement, Removal
 
-__all__ = ["record_replan", "sink_segments", "current_sinks", "ledger_removal"]
+__all__ = ["record_replan", "sink_segments", "current_sinks", "sink_outputs", "ledger_task",
+           "ledger_submit", "ledger_removal"]
 
 Segment = tuple[str, int, int | None]
 
@@ -65,9 +66,42 @@ def sink_segments(info: Mapping[str, Any]) -> dict[str, list[Segment]]:
     return out
 
 
+def sink_outputs(dags: Iterable[Mapping[str, Any]],
+                 ) -> dict[str, list[tuple[str, str, int, int | None]]]:
+    """Running sink task -> ``(dataflow, sink, J, R)`` for every dataflow it computes a sink
+    of (a removed one's outputs below its cut ``R`` still count; after a re-plan, each task
+    over its sub-window): what a broker-fed run publishes, and for whom."""
+    out: dict[str, list[tuple[str, str, int, int | None]]] = {}
+    for info in dags:
+        for sink, segs in sink_segments(info).items():
+            for rid, lo, hi in segs:
+                out.setdefault(rid, []).append((info["dag"], sink, lo, hi))
+    return out
+
+
 def current_sinks(info: Mapping[str, Any]) -> dict[str, str]:
     """Sink -> the running task that computes it now (after the last re-plan)."""
     return {s: segs[-1][0] for s, segs in sink_segments(info).items()}
+
+
+def ledger_task(task: NewTask, at: int) -> LedgerTask:
+    """A started task as a run's ledger holds it, joined at ``at``: what the reference
+    execution reads (a source's topic is its stream's)."""
+    return {"type": task.type, "config": task.config, "parents": list(task.parents),
+            "kind": task.kind, "topic": f"src:{task.stream}" if task.kind == "source"
+            else task.id, "start": at, "end": None}
+
+
+def ledger_submit(tasks: dict[str, LedgerTask], dags: dict[str, LedgerDag],
+                  placement: Placement, at: int) -> None:
+    """A submit with join point ``J`` = ``at`` in a run's ledger: its started tasks, and its
+    incarnation's window and sinks. The shared engine and the tests that drive a deployment
+    by hand write the ledger with it, as with :func:`ledger_removal`."""
+    tasks.update({t.id: ledger_task(t, at) for t in placement.start})
+    dags[placement.instance] = {"dag": placement.dag, "J": at, "R": None,
+                                "sinks": dict(placement.sinks),
+                                "tasks": [t.id for t in placement.start],
+                                "reused": list(placement.reused)}
 
 
 def ledger_removal(tasks: dict[str, LedgerTask], dags: dict[str, LedgerDag],
@@ -81,10 +115,7 @@ def ledger_removal(tasks: dict[str, LedgerTask], dags: dict[str, LedgerDag],
     for t in removal.stop:
         tasks[t]["end"] = cut
     for n in removal.start:
-        tasks[n.id] = {"type": n.type, "config": n.config, "parents": list(n.parents),
-                       "kind": n.kind,
-                       "topic": f"src:{n.stream}" if n.kind == "source" else n.id,
-                       "start": cut, "end": None, "takes_over": removal.handover.get(n.id),
+        tasks[n.id] = {**ledger_task(n, cut), "takes_over": removal.handover.get(n.id),
                        "absorbs": list(removal.absorbs.get(n.id, ()))}
     dags[removal.instance]["R"] = cut
     for inst, sinks in removal.sinks.items():

@@ -253,26 +253,12 @@ def run_window(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
     **Columnar** (``opts["columnar"]`` true; absent: false): when this call makes every task's
     inputs itself (``gather`` is :func:`parents_merged`, ``tagged`` is empty, no ``taken`` or
     ``sent``), the tasks run a window at a time on :class:`~reuse.tasks.columnar.Batch`
-    columns (:func:`_run_columnar`); otherwise the flag is ignored and they run per event (a
-    split stage's tagged parcels and a partial DAG's bus-fed inputs are lists the caller
-    orders; converting them at those hooks would cost a pass per task for nothing the stage
-    could vectorize). A source's events are ``source_batch(t, a, b)`` (default:
-    ``Batch.from_events(source(t, a, b))``); a task's input is its parents' output batches
-    concatenated in parent order and stably sorted by ``seq`` (:func:`batch_merged`, the order
-    of :func:`parents_merged`); its window is :func:`task_window`'s ``[a, b)``, found by binary
-    search on the ``seq`` column (:func:`batch_slice`); it runs through its kernel
-    (:func:`~reuse.tasks.columnar.kernel_for`: the vectorized kernel of its type, else its own
-    ``process`` behind the kernel contract), built on the task :func:`cached_task` gives (a
-    stateless task's kernel is kept with it, so per-process caches survive; a stateful one's is
-    built anew each call on the task rebuilt from its state). Predicate groups run fused when
-    their type's kernel fuses (:func:`~reuse.runtime.common.predicates.fused_kernel`), else
-    their members run one by one; ``groups`` lists those that ran fused. Everything in
-    :class:`WindowOut` but ``outputs`` is filled as per event (the outputs are in ``batches``),
-    and the record lines are the same bytes, but for the clock: **one clock reading per task
-    per window** (after its kernel ran: an output's time is its batch's completion, as in
-    Spark), where the per-event path reads it once per input event with outputs. With a fixed
-    clock (the tests') the lines are identical. Only a sink's inputs and a recorded task's
-    outputs are made into events, to be recorded.
+    columns (:func:`_run_columnar` says how, and what differs: one clock reading per task per
+    window); otherwise the flag is ignored and they run per event (a split stage's tagged
+    parcels and a partial DAG's bus-fed inputs are lists the caller orders; converting them at
+    those hooks would cost a pass per task for nothing the stage could vectorize). A source's
+    events are then ``source_batch(t, a, b)`` (default: ``Batch.from_events(source(t, a,
+    b))``).
     """
     clock = now_ms or (lambda: time.time() * 1000)
     fuse = bool(opts.get("fuse_predicates", True))
@@ -283,6 +269,19 @@ def run_window(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
         return _run_columnar(tasks, lo, hi, states, opts,
                              source_batch or (lambda t, a, b: Batch.from_events(source(t, a, b))),
                              fuse=fuse, clock=clock, skip_idle=skip_idle)
+    return _run_per_event(tasks, lo, hi, states, opts, source=source, gather=gather,
+                          tagged=tagged, taken=taken, sent=sent, clock=clock, fuse=fuse,
+                          skip_idle=skip_idle)
+
+
+def _run_per_event(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
+                   states: Mapping[str, Any], opts: Mapping[str, Any], *, source: Source,
+                   gather: Gather, tagged: frozenset[str],
+                   taken: Callable[[Mapping[str, Any], list[Event]], None] | None,
+                   sent: Callable[[Mapping[str, Any], list[Any]], None] | None,
+                   clock: Callable[[], float], fuse: bool, skip_idle: bool) -> WindowOut:
+    """:func:`run_window`'s per-event path: each task's window of events, one ``process``
+    call per event, through the caller's hooks."""
     groups = predicate_groups(tasks) if fuse else []
     first = {g.members[0]: g for g in groups}
     grouped = {m for g in groups for m in g.members}
@@ -491,13 +490,21 @@ def _built(t: Mapping[str, Any], a: int, b: int, idle: bool, states: Mapping[str
 def _run_columnar(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
                   states: Mapping[str, Any], opts: Mapping[str, Any], source: BatchSource, *,
                   fuse: bool, clock: Callable[[], float], skip_idle: bool) -> WindowOut:
-    """:func:`run_window`'s columnar path (see there): the per-event loop's steps, on batches.
+    """:func:`run_window`'s columnar path: the per-event loop's steps, on batches.
 
-    Like the per-event path, every task in the list is built (:func:`cached_task`), also
-    outside its window, where a stateful task's state is carried as it is; one in its window
-    leaves its state even when it took nothing. A kernel does not run on an empty window (no
-    ``process`` call either, per event). A sink's ``process`` (it has no kernel) is called on
-    the events materialized for its records; a type with a kernel runs the kernel.
+    A task's input is its parents' output batches in parent order, stably sorted by ``seq``
+    (:func:`batch_merged`, the order of :func:`parents_merged`); its window, :func:`task_window`'s
+    ``[a, b)``, is found by binary search (:func:`batch_slice`); it runs through its kernel
+    (:func:`~reuse.tasks.columnar.kernel_for`: its type's vectorized one, else its ``process``
+    behind the kernel contract) on the task :func:`cached_task` gives (a stateless task keeps
+    its kernel; a stateful one's is built anew on the task rebuilt from its state). Predicate
+    groups run fused where their type's kernel fuses, else member by member. Everything in
+    :class:`WindowOut` but ``outputs`` is as per event (outputs are in ``batches``), and the
+    record lines are the same bytes but for the clock: **one reading per task per window**
+    (after its kernel: an output's time is its batch's completion, as in Spark). Only a sink's
+    inputs and a recorded task's outputs become events, to be recorded. As per event, every
+    task is built, also outside its window (a stateful one carries its state); a kernel does
+    not run on an empty window; a sink (no kernel) is called on its materialized events.
     """
     line = record_writer(opts)
     groups = [g for g in predicate_groups(tasks) if fused_kernel(g.type) is not None] \

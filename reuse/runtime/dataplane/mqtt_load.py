@@ -231,26 +231,20 @@ def flood(broker: str | BrokerUrl, messages: Sequence[tuple[str, bytes]], *, sec
 
     Parameters
     ----------
-    broker
-        ``mqtt://host:port``.
-    messages
-        The messages, more than ``window`` of them. Message ``i`` gets packet id
+    broker, messages
+        ``mqtt://host:port``; more messages than ``window``. Message ``i`` gets packet id
         ``i % 65535 + 1``, so no two in flight share one.
-    seconds
-        How long to publish at most.
+    seconds, drain_s
+        How long to publish at most, and then to wait for the rest to be delivered.
     cycle
         Start again from the first message after the last (at most 65,535 messages then, so
         the packet ids stay distinct across the wrap). A subscriber that wants increasing
         ``seq``, such as the ingest, needs ``cycle=False``.
-    window
-        Messages at most between sent and delivered.
-    chunk
-        Messages per socket write.
+    window, chunk
+        Messages at most between sent and delivered; messages per socket write.
     delivered
         Another subscriber's count of delivered messages (``None``: subscribe here, to
         ``sensors/#`` with QoS 1, and count).
-    drain_s
-        How long to wait after publishing for the rest to be delivered.
 
     Raises
     ------
@@ -258,37 +252,22 @@ def flood(broker: str | BrokerUrl, messages: Sequence[tuple[str, bytes]], *, sec
         Too few messages for the window, or the broker refused or closed a connection.
     """
     url = parse_broker_url(broker)
-    if window < 1 or chunk < 1:
-        raise MqttError(f"window and chunk must be >= 1, got {window} and {chunk}")
-    if len(messages) <= window or (cycle and len(messages) > 65535):
-        raise MqttError(f"flood needs more messages than its window ({window})"
-                        + (" and at most 65535 to cycle" if cycle else "")
-                        + f", got {len(messages)}")
-    packets = [publish_packet(t, p, i % 65535 + 1) for i, (t, p) in enumerate(messages)]
-    n_pk = len(packets)
+    packets = _flood_packets(messages, window=window, chunk=chunk, cycle=cycle)
     pub = _connect(url, "", 10.0)
     sub = None
     sel = selectors.DefaultSelector()
     try:
         if delivered is None:
-            sub = _connect(url, "", 10.0)
-            sub.sendall(subscribe_packet(SUBSCRIPTION))
-            if _read_packet(sub)[0] >> 4 != SUBACK:
-                raise MqttError(f"the broker at {url} did not grant {SUBSCRIPTION}")
-            sub.setblocking(False)
-            sel.register(sub, selectors.EVENT_READ, "sub")
+            sub = _subscriber(url, sel)
         pub.setblocking(False)
         sel.register(pub, selectors.EVENT_READ, "pub")
-        sent = acked = got = 0
-        ack_bytes = 0
-        inbuf = bytearray()
-        out = memoryview(b"")
-        cpu0, t0 = time.process_time(), clock()
+        sent = acked = got = ack_bytes = 0
+        inbuf, out = bytearray(), memoryview(b"")
+        cpu0, t0, drain_until = time.process_time(), clock(), None
         stop_at, last = t0 + seconds, t0
-        drain_until = None
         while True:
             now = clock()
-            if drain_until is None and (now >= stop_at or (not cycle and sent >= n_pk)):
+            if drain_until is None and (now >= stop_at or (not cycle and sent >= len(packets))):
                 drain_until = now + drain_s
             if delivered is not None:
                 d = delivered()
@@ -297,55 +276,94 @@ def flood(broker: str | BrokerUrl, messages: Sequence[tuple[str, bytes]], *, sec
             seen = min(got, acked) if delivered is None else got
             room = window - (sent - seen)
             if drain_until is None and not out and room > 0:
-                k = min(room, chunk)
-                i = sent % n_pk
-                part = packets[i:i + k]
-                if len(part) < k and cycle:
-                    part += packets[:k - len(part)]
-                k = len(part)
+                part = _next_packets(packets, sent, min(room, chunk), cycle)
                 out = memoryview(b"".join(part))
-                sent += k
+                sent += len(part)
             if out:
                 try:
                     out = out[pub.send(out):]
                 except BlockingIOError:
                     pass
-            if drain_until is not None and got >= sent and acked >= sent:
-                break
-            if drain_until is not None and now > drain_until:
+            if drain_until is not None and ((got >= sent and acked >= sent)
+                                            or now > drain_until):
                 break
             busy = bool(out) or (drain_until is None and room > 0)
             for key, _ in sel.select(0 if busy else 0.002):
-                try:
-                    data = key.fileobj.recv(1 << 18)  # type: ignore[union-attr]
-                except BlockingIOError:
-                    continue
-                if not data:
-                    raise MqttError(f"the broker at {url} closed the connection")
-                if key.data == "pub":
-                    ack_bytes += len(data)  # only PUBACKs come back: 4 bytes each
-                    acked = ack_bytes // 4
-                else:
-                    assert sub is not None
-                    inbuf += data
-                    pk, pos = scan_packets(inbuf)
-                    count, acks = acks_for(inbuf, pk)
-                    del inbuf[:pos]
-                    if count:
-                        got += count
-                        last = clock()
-                    if acks:
-                        sub.setblocking(True)
-                        sub.sendall(acks)
-                        sub.setblocking(False)
+                ack_b, count = _receive(key, url, sub, inbuf)
+                ack_bytes += ack_b  # only PUBACKs come back to the publisher: 4 bytes each
+                acked = ack_bytes // 4
+                if count:
+                    got += count
+                    last = clock()
         return FloodResult(sent, acked, got, last - t0, time.process_time() - cpu0)
     finally:
         sel.close()
-        for s in (pub, sub):
-            if s is not None:
-                try:
-                    s.setblocking(True)
-                    s.sendall(b"\xe0\x00")  # DISCONNECT
-                except OSError:
-                    pass
-                s.close()
+        _disconnect(pub, sub)
+
+
+def _flood_packets(messages: Sequence[tuple[str, bytes]], *, window: int, chunk: int,
+                   cycle: bool) -> list[bytes]:
+    """:func:`flood`'s PUBLISH packets, message ``i`` with packet id ``i % 65535 + 1``."""
+    if window < 1 or chunk < 1:
+        raise MqttError(f"window and chunk must be >= 1, got {window} and {chunk}")
+    if len(messages) <= window or (cycle and len(messages) > 65535):
+        raise MqttError(f"flood needs more messages than its window ({window})"
+                        + (" and at most 65535 to cycle" if cycle else "")
+                        + f", got {len(messages)}")
+    return [publish_packet(t, p, i % 65535 + 1) for i, (t, p) in enumerate(messages)]
+
+
+def _next_packets(packets: list[bytes], sent: int, k: int, cycle: bool) -> list[bytes]:
+    """The next ``k`` packets after ``sent`` (from the first again after the last, if
+    ``cycle``; else fewer at the end)."""
+    i = sent % len(packets)
+    part = packets[i:i + k]
+    if len(part) < k and cycle:
+        part += packets[:k - len(part)]
+    return part
+
+
+def _subscriber(url: BrokerUrl, sel: selectors.BaseSelector) -> socket.socket:
+    """A connection subscribed to :data:`SUBSCRIPTION` with QoS 1, non-blocking, in ``sel``."""
+    sub = _connect(url, "", 10.0)
+    sub.sendall(subscribe_packet(SUBSCRIPTION))
+    if _read_packet(sub)[0] >> 4 != SUBACK:
+        raise MqttError(f"the broker at {url} did not grant {SUBSCRIPTION}")
+    sub.setblocking(False)
+    sel.register(sub, selectors.EVENT_READ, "sub")
+    return sub
+
+
+def _receive(key: selectors.SelectorKey, url: BrokerUrl, sub: socket.socket | None,
+             inbuf: bytearray) -> tuple[int, int]:
+    """Read what one ready connection holds: ``(acknowledgement bytes, messages delivered)``;
+    the subscriber's messages are acknowledged (QoS 1) as they are counted."""
+    try:
+        data = key.fileobj.recv(1 << 18)  # type: ignore[union-attr]
+    except BlockingIOError:
+        return 0, 0
+    if not data:
+        raise MqttError(f"the broker at {url} closed the connection")
+    if key.data == "pub":
+        return len(data), 0
+    assert sub is not None
+    inbuf += data
+    pk, pos = scan_packets(inbuf)
+    count, acks = acks_for(inbuf, pk)
+    del inbuf[:pos]
+    if acks:
+        sub.setblocking(True)
+        sub.sendall(acks)
+        sub.setblocking(False)
+    return 0, count
+
+
+def _disconnect(*socks: socket.socket | None) -> None:
+    for s in socks:
+        if s is not None:
+            try:
+                s.setblocking(True)
+                s.sendall(b"\xe0\x00")  # DISCONNECT
+            except OSError:
+                pass
+            s.close()

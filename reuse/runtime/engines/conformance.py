@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from reuse.runtime.engines.partial.engine import Runtime
     from reuse.runtime.engines.shared.broker_input import BrokerInput
     from reuse.runtime.engines.shared.deploy import Deployment
-    from reuse.runtime.engines.shared.engine import BatchHooks, InplaceRuntime, ShardHandler
+    from reuse.runtime.engines.shared.engine import InplaceRuntime
+    from reuse.runtime.engines.shared.handler import BatchHooks, ShardHandler
 
 __all__ = ["SharedQueryEngine"]
 
@@ -66,7 +67,7 @@ class SharedQueryEngine(Engine, Protocol):
         The engine's lock (an instance reads the deployment and ``tasks`` under it).
     ``hooks``
         Set by an instance: its per-batch calls
-        (:class:`~reuse.runtime.engines.shared.engine.BatchHooks`).
+        (:class:`~reuse.runtime.engines.shared.handler.BatchHooks`).
     ``follow``
         An instance's ready file (``None``: not an instance).
     ``start_following(start_seq)``

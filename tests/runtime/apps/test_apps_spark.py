@@ -127,7 +127,8 @@ def test_a_killed_driver_pauses_no_output_and_a_replacement_joins_warm(
         tmp_path: Path, twin_flows: dict[str, Any]) -> None:
     if shutil.which("redis-server") is None:
         pytest.skip(missing("redis", "redis-server is not installed"))
-    from reuse.runtime.apps.coordinator import Coordinator, resume_apps
+    from reuse.runtime.apps.coordinator import Coordinator
+    from reuse.runtime.apps.runs import resume_apps
 
     root = tmp_path / "run"
     killed: dict[str, Any] = {}

@@ -61,7 +61,7 @@ from reuse.runtime.common.hold import SourceHold
 from reuse.runtime.common.ledger import LedgerDag, TaskOptions
 from reuse.runtime.common.planners import Planner, make_planner, private_stream, source_stream
 from reuse.runtime.common.policy import Merge, Mode, Unmerge
-from reuse.runtime.common.recovery import Failures, start_with_retries
+from reuse.runtime.common.recovery import Failures
 from reuse.runtime.dataplane.bus import Bus, FileBus
 from reuse.runtime.dataplane.flow_control import Limits, default_max_events
 from reuse.runtime.dataplane.retention import BusUpkeep
@@ -72,6 +72,7 @@ from reuse.runtime.engines.partial.queries import (
     SourceHandler,
     TaskInfo,
     await_sources,
+    host_queries,
     short_name,
     stop_between_batches,
 )
@@ -87,31 +88,21 @@ if TYPE_CHECKING:
 __all__ = ["Runtime"]
 
 
-
 class Runtime(QueryUpkeep):
-    """Live Spark enactment of submits and removes.
+    """Live Spark enactment of submits and removes, a query per partial DAG (the paper's
+    binding; the module docstring): the :class:`~reuse.runtime.engines.contract.Engine`
+    contract, as the shared query's.
 
-    Configured by one :class:`~reuse.runtime.spec.RunSpec` (checked when it was built), of
-    which it reads ``root`` (the run directory: bus topics with the file bus, control files,
-    checkpoints, sink records, ledger), the policy (``mode``: merge through the manager, or
-    every DAG its own query, the paper's baseline; ``merge``: ``partial``, the paper's, where a
-    merge launches the new tasks as their own query reading the reused tasks' outputs from the
-    bus, or ``relaunch``, where a merge that reuses tasks of running queries hands them over at
-    a future cut to one query holding their live tasks and the new ones, a pause in its outputs
-    measured by ``benchmarks/runtime_merge.py``; ``unmerge``: ``pause``, the paper's, ``stop``
-    or ``lazy``; Default's ``sources``: ``private``, each dataflow replaying its own, or
-    ``shared``), ``match``, ``rate``, ``trigger_s``, ``limit``, ``data_dir``,
-    ``pi_iterations``, ``record`` and ``bus_max_events`` (events per topic a lagging,
-    throttled, partial query admits per micro-batch; default ten triggers' worth of one source
-    times the parse fan-out allowance, :func:`~reuse.runtime.dataplane.flow_control.default_max_events`;
-    ``0``: no bound and no throttling).
-
-    Besides the spec: ``bus`` (the bus object, default a :class:`FileBus` under ``root``),
-    ``t0_ms`` (the nominal emit time of ``seq`` 0, default now) and the engine's own tuning,
-    which no user sets: ``cut_margin_s``, ``lag_high`` and ``lag_low`` (the readers' lag
-    watermarks in events: throttled above ``lag_high`` until below ``lag_low``; default twice
-    and half the read limit) and ``retention_s`` (seconds between retention passes in
-    :meth:`poll`; ``0``: topics are never truncated).
+    Configured by one :class:`~reuse.runtime.spec.RunSpec` (checked when it was built; its
+    fields say what each one does: the policy's merge ``partial`` or ``relaunch``, unmerge
+    ``pause``, ``stop`` or ``lazy`` and Default's ``sources``, and ``bus_max_events``, the
+    events per topic a lagging partial query admits per micro-batch, default
+    :func:`~reuse.runtime.dataplane.flow_control.default_max_events`). Besides the spec:
+    ``bus`` (default a :class:`FileBus` under ``root``), ``t0_ms`` (the nominal emit time of
+    ``seq`` 0, default now) and the engine's own tuning, which no user sets: ``cut_margin_s``,
+    ``lag_high`` and ``lag_low`` (the readers' lag watermarks in events: throttled above
+    ``lag_high`` until below ``lag_low``; default twice and half the read limit) and
+    ``retention_s`` (seconds between retention passes in :meth:`poll`; ``0``: never).
     """
 
     def __init__(self, spark: SparkSession, spec: RunSpec, *, bus: Bus | None = None,
@@ -129,12 +120,11 @@ class Runtime(QueryUpkeep):
         # incarnation per submission: see reuse.runtime.common.planners); Reuse merges by the
         # match policy (exact or semantic), Default refuses any but exact
         self.planner: Planner = make_planner(self.policy.shares, match)
-        self.match = match
-        self.merge = self.policy.merge.value
         self.spark = spark
         self.root = Path(spec.root).resolve()  # executors write here: not relative to cwd
         self.root.mkdir(parents=True, exist_ok=True)
-        self.mode, self.unmerge = self.policy.mode.value, self.policy.unmerge.value
+        self.match, self.mode = match, self.policy.mode.value
+        self.merge, self.unmerge = self.policy.merge.value, self.policy.unmerge.value
         self.rate, self.trigger_s = spec.rate, spec.trigger_s
         self.data_dir = str(riotbench_dir(spec.data_dir))
         self.opts: TaskOptions = {"data_dir": self.data_dir, "pi_iterations": spec.pi_iterations,
@@ -316,21 +306,6 @@ class Runtime(QueryUpkeep):
                          "ms": time.time() * 1000})
         return cut
 
-    def _hosts(self, new: list[str]) -> list[str]:
-        """The running queries of the running DAG(s) the new tasks joined (Reuse): a running
-        DAG includes dataflows that share only a source, so folding them into one query too
-        saves that query's per-batch overhead."""
-        if not self.planner.shares or not new:
-            return []
-        fresh = set(new)
-        hosts: set[str] = set()
-        for rts in self.planner.groups():
-            if fresh.intersection(rts):
-                hosts.update(q for t in rts if t not in fresh
-                             and (q := self.tasks[t].query) is not None
-                             and self.queries[q].status == "running")
-        return sorted(hosts)
-
     def _add_task(self, rid: str, type_name: str, config: Any, parents: Iterable[str]) -> None:
         kind = task_kind(type_name, config)
         if kind == "source":
@@ -372,7 +347,8 @@ class Runtime(QueryUpkeep):
                 self.queries[q].record.add(r)
                 self._control(self.queries[q])
         partial = [rid for rid, *_ in new if self.tasks[rid].kind != "source"]
-        hosts = self._hosts(partial) if self.policy.merge is Merge.RELAUNCH else []
+        hosts = (host_queries(self.planner.groups(), partial, self.tasks, self.queries)
+                 if self.policy.merge is Merge.RELAUNCH and self.planner.shares else [])
         if partial and hosts:
             join = self._future(at, self.cut_margin)
             for rid in partial:
@@ -544,19 +520,6 @@ class Runtime(QueryUpkeep):
         qi.handle = self._start(df, handler, qi.name)
         qi.handler = handler
         handler.batches, handler.busy_s = old.batches, getattr(old, "busy_s", 0.0)
-
-    def _recover(self, qi: QueryInfo, error: str) -> None:
-        """Start a failed query again from its checkpoint (its failed batch re-run exactly
-        once), as :mod:`reuse.runtime.common.recovery` decides; the paper's engine gave up
-        instead."""
-        self.log.append(self.failures.record(qi.name, error, batches=qi.handler.batches))
-        try:
-            qi.handle.stop()
-        except Exception:  # noqa: BLE001 - it has failed already; stopping only cleans up
-            pass
-        start_with_retries(lambda: self._restart(qi), query=qi.name,
-                           attempts=self.failures.max_restarts, log=self.log)
-        self.log.append({"event": "restart", "query": qi.name, "ms": time.time() * 1000})
 
     # --- the contract's uniform answers (reuse.runtime.engines.contract) ----------------------
 

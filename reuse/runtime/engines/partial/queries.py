@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming import StreamingQuery
 
 __all__ = ["TaskInfo", "QueryInfo", "SourceHandler", "publish_sources", "await_sources",
+           "host_queries",
            "stop_between_batches", "short_name"]
 
 
@@ -139,6 +140,22 @@ def stop_between_batches(qi: QueryInfo, timeout_s: float = 10.0) -> None:
     deadline = time.time() + timeout_s
     while getattr(qi.handler, "in_batch", False) and time.time() < deadline:
         time.sleep(0.05)
+
+
+def host_queries(groups: Iterable[Sequence[str]], new: Sequence[str],
+                 tasks: Mapping[str, TaskInfo], queries: Mapping[str, QueryInfo]) -> list[str]:
+    """The running queries of the running DAG(s) (``groups``: each one's runtime ids) the new
+    tasks joined: a relaunch merge folds them into one query with the new tasks. A running DAG
+    includes dataflows that share only a source, so folding them in too saves that query's
+    per-batch overhead."""
+    fresh = set(new)
+    hosts: set[str] = set()
+    for rts in groups:
+        if fresh.intersection(rts):
+            hosts.update(q for t in rts if t not in fresh
+                         and (q := tasks[t].query) is not None
+                         and queries[q].status == "running")
+    return sorted(hosts)
 
 
 def short_name(label: str) -> str:

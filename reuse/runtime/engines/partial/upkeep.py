@@ -1,6 +1,6 @@
 """The query-per-DAG engine watching its running queries (mixed into its ``Runtime``).
 
-:meth:`QueryUpkeep.poll` restarts a failed query (the engine's ``_recover``), stops the queries that have drained, tells a
+:meth:`QueryUpkeep.poll` restarts a failed query (:meth:`QueryUpkeep._recover`), stops the queries that have drained, tells a
 producer to stop publishing a topic nobody still reads (through the query's control file) and
 runs the bus upkeep: lag sampling and retention (issue 12; :mod:`reuse.runtime.dataplane.flow_control`,
 :mod:`reuse.runtime.dataplane.retention`), so a slow consumer falls behind alone while its
@@ -17,6 +17,7 @@ from typing import Any
 
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.common.files import read_json, write_json
+from reuse.runtime.common.recovery import Failures, start_with_retries
 from reuse.runtime.common.waiting import wait_progress
 from reuse.runtime.dataplane.flow_control import Consumer
 from reuse.runtime.dataplane.retention import BusUpkeep
@@ -35,9 +36,24 @@ class QueryUpkeep:
     log: list[dict[str, Any]]
     upkeep: BusUpkeep
 
-    def _recover(self, qi: QueryInfo, error: str) -> None:
-        """Start a failed query again from its checkpoint (the engine's)."""
+    failures: Failures
+
+    def _restart(self, qi: QueryInfo) -> None:
+        """Start ``qi`` again from its checkpoint with a fresh handler (the engine's)."""
         raise NotImplementedError
+
+    def _recover(self, qi: QueryInfo, error: str) -> None:
+        """Start a failed query again from its checkpoint (its failed batch re-run exactly
+        once), as :mod:`reuse.runtime.common.recovery` decides; the paper's engine gave up
+        instead."""
+        self.log.append(self.failures.record(qi.name, error, batches=qi.handler.batches))
+        try:
+            qi.handle.stop()
+        except Exception:  # noqa: BLE001 - it has failed already; stopping only cleans up
+            pass
+        start_with_retries(lambda: self._restart(qi), query=qi.name,
+                           attempts=self.failures.max_restarts, log=self.log)
+        self.log.append({"event": "restart", "query": qi.name, "ms": time.time() * 1000})
     def _control(self, qi: QueryInfo) -> None:
         ctl: dict[str, Any] = {"publish": sorted(qi.publish), "end": qi.end,
                                "record": sorted(qi.record)}

@@ -69,6 +69,8 @@ from pathlib import Path
 from typing import Any
 
 from reuse.runtime.common.files import read_json, write_json
+from reuse.runtime.common.ledger import LedgerSource
+from reuse.runtime.common.pacing import paced_mark
 from reuse.runtime.common.run_secrets import run_secret
 from reuse.runtime.dataplane.broker_feed import (
     RECORDED,
@@ -159,6 +161,12 @@ class BrokerInput:
     tick_s, first_message_s, stall_s
         How often the ready mark is written; how long to wait for the first message; how long
         a needed source may bring nothing new while others do.
+    budget_s, trigger_s
+        A latency budget (``--latency-budget``; ``None``: none) and the query's trigger: the
+        mark is handed over once it makes a batch of
+        :data:`~reuse.runtime.common.pacing.PACED_BATCH` ``seq`` or what waits would go past
+        the budget at the next trigger (:func:`~reuse.runtime.common.pacing.paced_mark`), so
+        a slow stream makes few batches, as a paced replay does.
     """
 
     def __init__(self, root: str | os.PathLike[str], broker: str, *,
@@ -166,7 +174,8 @@ class BrokerInput:
                  outputs: Callable[[], Mapping[str, Sequence[Output]]] | None = None,
                  bus_url: str | None = None,
                  tick_s: float = 0.1, first_message_s: float = 30.0, stall_s: float = 30.0,
-                 resume: bool = False) -> None:
+                 resume: bool = False, budget_s: float | None = None,
+                 trigger_s: float = 1.0) -> None:
         self.root = Path(root)
         self.url = parse_broker_url(broker)
         self.needed = needed
@@ -177,6 +186,8 @@ class BrokerInput:
         self._out_sent: list[Any] = []  # publishes not yet acknowledged
         self.published: dict[str, int] = {}  # MQTT output topic -> outputs published
         self.tick_s, self.first_message_s, self.stall_s = tick_s, first_message_s, stall_s
+        self.budget_s, self.trigger_s = budget_s, trigger_s
+        self._waiting_since: float | None = None  # what the mark holds back, since when
         self.ready_file = self.root / "ckpt" / "shared" / READY
         self.ready_file.parent.mkdir(parents=True, exist_ok=True)
         self._mark_lock = threading.Lock()  # self.ready and its file
@@ -311,6 +322,10 @@ class BrokerInput:
         floor = max(arrived.values(), default=-1) + 1 if not needed else self.ready
         with self._mark_lock:
             mark = max(self.ready, ready_seq(needed, arrived, floor=floor))
+            if self.budget_s is not None:
+                mark, self._waiting_since = paced_mark(
+                    self.ready, mark, self._waiting_since, now, budget_s=self.budget_s,
+                    trigger_s=self.trigger_s)
             if mark != self.ready:
                 self.ready = mark
                 self._write(mark)
@@ -401,6 +416,19 @@ class BrokerInput:
         sources = {t.split("/", 1)[1] for t in self.ingest.counts()}
         dump_recorded(self.bus, sources, folder, upto)
         return folder
+
+    def ledger_source(self, upto: int) -> LedgerSource:
+        """The ledger's ``source``: the broker, the counts per topic, the outputs published,
+        the servers restarted, and the events received below ``upto`` (written now, while
+        the bus is open; after, what the run recorded last)."""
+        source: LedgerSource = {"kind": "mqtt", "broker": str(self.url),
+                                "counts": {t: c.to_dict() for t, c in self.counts().items()},
+                                "published": dict(self.published), "restarts": self.restarts()}
+        if self.open:
+            source["recorded"] = str(self.record(upto))
+        elif (self.root / RECORDED).is_dir():
+            source["recorded"] = str(self.root / RECORDED)
+        return source
 
     def close(self) -> dict[str, TopicCounts]:
         """Stop the mark, the ingest and the Redis of our own; the final counts."""

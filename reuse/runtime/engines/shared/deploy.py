@@ -380,6 +380,16 @@ class Deployment:
         self._changed(actions)
         return actions
 
+    def source_starts(self, name: Callable[[str], str] = str) -> dict[str, int]:
+        """Source stream (as ``name`` calls it: a private replay's by the shared stream it
+        copies) -> the first ``seq`` a source task still to run reads it from."""
+        out: dict[str, int] = {}
+        for t in self.tasks.values():
+            if t.kind == "source" and (t.end is None or t.end > self.frontier):
+                s = name(t.stream)
+                out[s] = min(out.get(s, t.start), t.start)
+        return out
+
     def claim(self, lo: int, hi: int) -> Epoch:
         """A batch over ``[lo, hi)`` takes its snapshot: tasks ended at or before ``lo`` are
         freed first (no batch will give them an event again), then the frontier moves to

@@ -71,16 +71,17 @@ Why it is exact
 
 Key ranges, re-splits and state (:class:`KeyRanges`)
 -----------------------------------------------------
-A key's place is ``stable_hash64(key)`` (the same in every process; ``hash()`` is salted), cut
-into ``R`` fixed *ranges* (64: a power of two, the top bits of the hash). A table gives each
-range its partition; every exchange of the DAG uses it. A keyed task's state in a partition
-holds the keys of that partition's ranges: :func:`merge_states` unions them back into the
-unsplit state (what a checkpoint keeps: a restart with any ``N`` is exact), :func:`split_states`
-cuts one by the table. A re-split (:meth:`KeyRanges.resplit`, ``N`` to ``M``: the fewest
-ranges move) and a rebalance (:func:`rebalance`: from the measured CPU per range and per
-gathered group, whole ranges and groups move from the most to the least loaded partition, kept
-only if they lower the largest load by a margin, as :meth:`Deployment.rebalance`) move whole
-ranges and groups, and their state with them, at a batch boundary (a cut at the frontier).
+A key's place is ``stable_hash64(key)`` (the same in every process; ``hash()`` is salted), cut into
+``R`` fixed *ranges* (64: a power of two, the top bits of the hash). A table gives each range its
+partition; every exchange of the DAG uses it. A keyed task's state in a partition holds the keys of
+that partition's ranges: :func:`~reuse.runtime.engines.shared.split_moves.merge_states` unions them
+back into the unsplit state (what a checkpoint keeps: a restart with any ``N`` is exact),
+:func:`~reuse.runtime.engines.shared.split_moves.split_states` cuts one by the table. A re-split
+(:meth:`KeyRanges.resplit`, ``N`` to ``M``: the fewest ranges move) and a rebalance
+(:func:`~reuse.runtime.engines.shared.split_moves.rebalance`: from the measured CPU per range and
+per gathered group, whole ranges and groups move from the most to the least loaded partition, kept
+only if they lower the largest load by a margin, as :meth:`Deployment.rebalance`) move whole ranges
+and groups, and their state with them, at a batch boundary (a cut at the frontier).
 
 Gathered groups are the other grain: a DAG's Join, DistinctApproxCount and ErrorEstimation
 groups may sit in different partitions, a form of pipeline parallelism. What no plan splits is
@@ -91,19 +92,20 @@ SYS and TAXI (782 taxis, one of them in 6% of the messages), but FIT has one sub
 How the engine uses it
 ----------------------
 :mod:`reuse.runtime.engines.shared.split_batch` (``reuse run --split``) plans the deployment's
-tasks at every version under the current layout (the table and the groups' partitions, kept
-across plans), runs a batch stage by stage as one Spark job (Spark's shuffle between stages,
-:func:`reuse.runtime.engines.shared.stages.run_stage` in each), and measures CPU per range and
-per group for :func:`rebalance`. It keeps task states whole between batches (cut with
-:func:`split_states` and merged with :func:`merge_states` around each batch) instead of per
-partition: a move is then nothing but a new table, at the cost of cutting and merging about
+tasks at every version under the current layout (the table and the groups' partitions, kept across
+plans), runs a batch stage by stage as one Spark job (Spark's shuffle between stages,
+:func:`reuse.runtime.engines.shared.stages.run_stage` in each), and measures CPU per range and per
+group for :func:`~reuse.runtime.engines.shared.split_moves.rebalance`. It keeps task states whole
+between batches (cut with :func:`~reuse.runtime.engines.shared.split_moves.split_states` and merged
+with :func:`~reuse.runtime.engines.shared.split_moves.merge_states` around each batch) instead of
+per partition: a move is then nothing but a new table, at the cost of cutting and merging about
 20 KB of state per batch at the RIoT peak.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from reuse.runtime import SparkRuntimeError
@@ -114,8 +116,8 @@ from reuse.tasks.pi import PiTask
 from reuse.tasks.sinks import Sink
 
 __all__ = ["RANGES", "KeySpec", "MESSAGE", "TypeSplit", "type_split", "KeyRanges", "RangeMove",
-           "GroupMove", "Layout", "Exchange", "Step", "SplitPlan", "plan_split", "rebalance",
-           "resplit", "split_states", "merge_states", "move_states", "order_key"]
+           "GroupMove", "SplitAction", "Layout", "Exchange", "Step", "SplitPlan", "plan_split",
+           "emptiest", "order_key"]
 
 #: Key ranges per table: the hash's top 6 bits. Enough that a table can balance a few hundred
 #: keys over a few partitions, few enough that per-range CPU is worth measuring.
@@ -527,11 +529,11 @@ def plan_split(tasks: Sequence[Mapping[str, Any]], ranges: KeyRanges | int, *,
     placed = {g: p for g, p in (groups or {}).items() if g in named and 0 <= p < kr.partitions}
     for g in named:
         if g not in placed:
-            placed[g] = _emptiest(placed.values(), kr.partitions)
+            placed[g] = emptiest(placed.values(), kr.partitions)
     return SplitPlan(tuple(steps.values()), kr, tuple(sorted(placed.items())))
 
 
-def _emptiest(taken: Iterable[int], partitions: int) -> int:
+def emptiest(taken: Iterable[int], partitions: int) -> int:
     """The partition with the fewest gathered groups (the lowest of those)."""
     held = list(taken)
     return min(range(partitions), key=lambda q: (held.count(q), q))
@@ -570,162 +572,3 @@ def order_key(seq: int, parent: int, tag: Any) -> tuple[Any, ...]:
     [(3, 1, 2), (4, 0, (4, 0, 7, 0)), (4, 0, (4, 0, 7, 1))]
     """
     return (seq, parent, tag)
-
-
-# --- rebalancing and re-splitting ---------------------------------------------------------------
-
-def rebalance(plan: SplitPlan, cpu: Mapping[int, float], *,
-              group_cpu: Mapping[str, float] | None = None,
-              fixed: Sequence[float] | None = None, margin: float = 0.05,
-              max_moves: int | None = None) -> tuple[SplitPlan, list[SplitAction]]:
-    """Move whole key ranges and gathered groups from the most to the least loaded partition.
-
-    Each move takes the range (or group) from the most loaded partition to the least loaded
-    whose weight brings the two closest, while one brings them closer; the moves are kept
-    only if together they lower the largest load by more than ``margin``.
-
-    Parameters
-    ----------
-    plan
-        The current plan.
-    cpu, group_cpu
-        Measured CPU per key range and per gathered group (missing: 0).
-    fixed
-        Load per partition that does not move (other running DAGs' work in the shard).
-    margin
-        The moves must lower the largest load by more than this fraction, so measurements
-        that wobble do not send ranges back and forth (as :meth:`Deployment.rebalance`).
-    max_moves
-        Keep only the first moves (the largest gains come first; ``None``: all of them), to
-        bound the state moved at one batch boundary.
-
-    Returns
-    -------
-    SplitPlan, list
-        The plan with the new table and group partitions, and the moves, in order.
-
-    Examples
-    --------
-    >>> plan = plan_split([{"id": "s", "type": "S", "config": "source", "parents": [],
-    ...                     "kind": "source"}], KeyRanges.even(2, 4))
-    >>> new, moves = rebalance(plan, {0: 5.0, 1: 1.0, 2: 1.0, 3: 1.0})
-    >>> moves, new.ranges.owner
-    ([RangeMove(range=1, src=0, dst=1)], (0, 1, 1, 1))
-    """
-    n = plan.partitions
-    owner = list(plan.ranges.owner)
-    gat = dict(plan.groups)
-    gcpu = group_cpu or {}
-    load = list(fixed) if fixed is not None else [0.0] * n
-    if len(load) != n:
-        raise SparkRuntimeError(f"fixed loads for {len(load)} partitions, the plan has {n}")
-    for r, p in enumerate(owner):
-        load[p] += cpu.get(r, 0.0)
-    for g, p in gat.items():
-        load[p] += gcpu.get(g, 0.0)
-    start = max(load)
-    moves: list[SplitAction] = []
-    while n > 1:
-        hi = max(range(n), key=lambda p: (load[p], -p))
-        lo = min(range(n), key=lambda p: (load[p], p))
-        items: list[tuple[float, int | str]] = [
-            (cpu.get(r, 0.0), r) for r, p in enumerate(owner) if p == hi]
-        items += [(gcpu.get(g, 0.0), g) for g, p in sorted(gat.items()) if p == hi]
-        best: tuple[float, float, int | str] | None = None
-        for w, item in items:
-            # the two loads end closer (so the sum of squared loads falls and this ends);
-            # the move that leaves them closest, ranges first
-            gap = abs(load[hi] - load[lo] - 2 * w)
-            if w > 0 and load[lo] + w < load[hi] and (best is None or gap < best[0]):
-                best = (gap, w, item)
-        if best is None:
-            break
-        _, w, item = best
-        if isinstance(item, int):
-            owner[item] = lo
-            moves.append(RangeMove(item, hi, lo))
-        else:
-            gat[item] = lo
-            moves.append(GroupMove(item, hi, lo))
-        load[hi] -= w
-        load[lo] += w
-    if not moves or max(load) >= (1 - margin) * start:
-        return plan, []
-    moves = moves[:max_moves]
-    gat = dict(plan.groups)
-    gat.update((m.group, m.dst) for m in moves if isinstance(m, GroupMove))
-    return replace(plan, ranges=plan.ranges.moved(m for m in moves if isinstance(m, RangeMove)),
-                   groups=tuple(sorted(gat.items()))), moves
-
-
-def resplit(plan: SplitPlan, partitions: int) -> tuple[SplitPlan, list[SplitAction]]:
-    """The plan over ``partitions``: ranges by :meth:`KeyRanges.resplit`, and each group of a
-    partition that goes away to the surviving partition with the fewest groups."""
-    ranges, moves = plan.ranges.resplit(partitions)
-    gat = {g: p for g, p in plan.groups if p < partitions}
-    out: list[SplitAction] = list(moves)
-    for g, p in plan.groups:
-        if p >= partitions:
-            gat[g] = _emptiest(gat.values(), partitions)
-            out.append(GroupMove(g, p, gat[g]))
-    return SplitPlan(plan.steps, ranges, tuple(sorted(gat.items()))), out
-
-
-# --- state ----------------------------------------------------------------------------------------
-
-def split_states(plan: SplitPlan, states: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Whole task states (the unsplit engine's, or :func:`merge_states`'s) cut per partition.
-
-    A keyed task's map is cut by the ranges of its keys (every partition gets its part, maybe
-    empty); a gathered task's state goes whole to its group's partition.
-    """
-    out: list[dict[str, Any]] = [{} for _ in range(plan.partitions)]
-    for tid, state in states.items():
-        s = plan.step(tid)
-        if s.role == "keyed":
-            rest = {k: v for k, v in state.items() if k != s.state_map}
-            parts: list[dict[str, Any]] = [{} for _ in range(plan.partitions)]
-            for key, val in state[s.state_map].items():
-                parts[plan.ranges.partition_of(key)][key] = val
-            for p in range(plan.partitions):
-                out[p][tid] = {**rest, s.state_map: parts[p]}
-        elif s.role == "gathered" and s.group is not None:
-            out[plan.group_at(s.group)][tid] = state
-        else:
-            raise SparkRuntimeError(f"has state but is {s.role} in the plan", task=tid)
-    return out
-
-
-def merge_states(plan: SplitPlan, parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The whole state of every task from its per-partition states (inverse of
-    :func:`split_states`; a keyed map comes back sorted by key)."""
-    out: dict[str, Any] = {}
-    for tid in sorted({t for part in parts for t in part}):
-        s = plan.step(tid)
-        have = [part[tid] for part in parts if tid in part]
-        if s.role != "keyed":
-            if len(have) != 1:
-                raise SparkRuntimeError(f"is {s.role} but has state in {len(have)} partitions",
-                                        task=tid)
-            out[tid] = have[0]
-            continue
-        merged: dict[str, Any] = {}
-        for st in have:
-            rest = {k: v for k, v in st.items() if k != s.state_map}
-            if rest != {k: v for k, v in have[0].items() if k != s.state_map}:
-                raise SparkRuntimeError("its partitions disagree outside the keyed map", task=tid)
-            for key, val in st[s.state_map].items():
-                if key in merged:
-                    raise SparkRuntimeError(f"key {key!r} has state in two partitions", task=tid)
-                merged[key] = val
-        out[tid] = {**rest, s.state_map: dict(sorted(merged.items()))}
-    return out
-
-
-def move_states(old: SplitPlan, new: SplitPlan, parts: Sequence[Mapping[str, Any]],
-                ) -> list[dict[str, Any]]:
-    """Per-partition states under ``old`` made per-partition states under ``new`` (at a batch
-    boundary; only the moved ranges' keys and the moved groups' states change partition). A
-    task ``new`` no longer holds has been freed: its state is not carried."""
-    whole = merge_states(old, parts)
-    return split_states(new, {t: s for t, s in whole.items() if t in new})

@@ -13,8 +13,8 @@ the last stage's. Each stage checks that the rows it got are its own
 (``TaskContext.partitionId``).
 
 State. The driver keeps each task's whole state, as the unsplit engine does (``tstate/``): a
-batch cuts it per partition (:func:`~reuse.runtime.engines.shared.split.split_states`) and
-merges what the partitions return (:func:`~reuse.runtime.engines.shared.split.merge_states`).
+batch cuts it per partition (:func:`~reuse.runtime.engines.shared.split_moves.split_states`) and
+merges what the partitions return (:func:`~reuse.runtime.engines.shared.split_moves.merge_states`).
 So the checkpoint, ``--resume`` and a restart are the unsplit engine's, and a re-split or a
 rebalance is exact at any batch boundary: the next batch cuts the same whole states by the new
 table.
@@ -40,20 +40,15 @@ from typing import TYPE_CHECKING, Any
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.common.files import read_json, write_json
 from reuse.runtime.common.ledger import TaskOptions
-from reuse.runtime.engines.shared.split import (
-    KeyRanges,
-    SplitPlan,
-    merge_states,
-    plan_split,
-    rebalance,
-    split_states,
-)
+from reuse.runtime.engines.shared.costs import fold_per_seq
+from reuse.runtime.engines.shared.split import KeyRanges, SplitPlan, plan_split
+from reuse.runtime.engines.shared.split_moves import merge_states, rebalance, resplit, split_states
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = ["SplitLayout", "SplitResult", "run_split_batch", "range_loads", "rebalanced",
-           "LayoutLog"]
+           "LayoutLog", "SplitBatches"]
 
 
 # --- the layout: pure data, decided by the driver -------------------------------------------------
@@ -125,7 +120,7 @@ def range_loads(plan: SplitPlan, stats: Sequence[Mapping[str, Any]],
 def rebalanced(layout: SplitLayout, tasks: Sequence[Mapping[str, Any]],
                range_cpu: Mapping[int, float], group_cpu: Mapping[str, float],
                ) -> SplitLayout | None:
-    """The layout after :func:`~reuse.runtime.engines.shared.split.rebalance` by measured
+    """The layout after :func:`~reuse.runtime.engines.shared.split_moves.rebalance` by measured
     CPU, or ``None`` if no move lowers the largest partition's load enough."""
     plan = layout.plan(tasks)
     new, moves = rebalance(plan, range_cpu, group_cpu=group_cpu)
@@ -341,3 +336,69 @@ class LayoutLog:
         names = sorted(n for n in self.dir.iterdir() if n.suffix == ".json"
                        and not n.name.startswith("."))
         return SplitLayout.from_dict(read_json(names[-1])) if names else None
+
+
+# --- a split engine's layout over the run ------------------------------------------------------
+
+class SplitBatches:
+    """What a split engine keeps between batches (issue 22): the current layout, each batch's
+    pinned one (:class:`LayoutLog`), the plan of the last deployment version, and the measured
+    load per key range and per group that the rebalance reads. The engine calls these under
+    its lock, except :meth:`plan` (the handler's thread only)."""
+
+    def __init__(self, directory: str | Path, partitions: int) -> None:
+        self.layouts = LayoutLog(directory)
+        self.layout = SplitLayout.even(partitions)
+        self._plans: dict[tuple[int, SplitLayout, tuple[str, ...]], SplitPlan] = {}
+        self.tasks: list[dict[str, Any]] = []
+        self.range_cpu: dict[int, float] = {}
+        self.group_cpu: dict[str, float] = {}
+
+    def plan(self, batch_id: int, version: int, tasks: list[dict[str, Any]],
+             current: SplitLayout) -> tuple[SplitLayout, SplitPlan]:
+        """The batch's layout, pinned (a re-run routes as the first run did), and its plan,
+        made once per deployment version, layout and task set (an instance across
+        applications runs a part of the epoch, which its role may change at a cut)."""
+        layout = self.layouts.pinned(batch_id, current)
+        which = (version, layout, tuple(t["id"] for t in tasks))
+        plan = self._plans.get(which)
+        if plan is None:
+            plan = layout.plan(tasks)
+            self._plans = {which: plan}
+        return layout, plan
+
+    def measured(self, layout: SplitLayout, current: SplitLayout, plan: SplitPlan,
+                 tasks: list[dict[str, Any]], stats: Sequence[Mapping[str, Any]],
+                 seqs: int) -> None:
+        """After a batch: new groups keep their place, and its loads fold into the measure."""
+        by_range, by_group = range_loads(plan, stats)
+        if layout == current and self.layout == current:
+            self.layout = SplitLayout.of(plan)
+        self.tasks = tasks
+        fold_per_seq(self.range_cpu, by_range, max(1, seqs))
+        fold_per_seq(self.group_cpu, by_group, max(1, seqs))
+
+    def resplit(self, partitions: int) -> int:
+        """Over ``partitions`` shards from the next batch
+        (:func:`~reuse.runtime.engines.shared.split_moves.resplit`): the moves made."""
+        new, moves = resplit(self.layout.plan(self.tasks), partitions)
+        self.layout = SplitLayout.of(new)
+        self.range_cpu, self.group_cpu = {}, {}
+        return len(moves)
+
+    def rebalance(self) -> list[dict[str, Any]]:
+        """One rebalance of key ranges and groups by measured CPU, as an action (or none)."""
+        if not self.tasks:
+            return []
+        new = rebalanced(self.layout, self.tasks, self.range_cpu, self.group_cpu)
+        if new is None:
+            return []
+        moved = [r for r, (a, b) in enumerate(zip(self.layout.ranges.owner, new.ranges.owner,
+                                                  strict=True)) if a != b]
+        self.layout = new
+        return [{"action": "ranges", "moved": moved, "groups": [list(g) for g in new.groups]}]
+
+    def resume(self) -> int:
+        """A resumed run starts from the layout of its last batch on record: its partitions."""
+        self.layout = self.layouts.latest() or self.layout
+        return self.layout.partitions

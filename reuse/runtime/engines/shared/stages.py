@@ -50,27 +50,25 @@ Why a re-split at a batch boundary is exact
 -------------------------------------------
 Between batches no event is in flight: every parcel of a batch has been read by its last
 stage. So the whole state of the running DAG is the per-partition task states, and
-:func:`~reuse.runtime.engines.shared.split.move_states` turns those under the old plan into
+:func:`~reuse.runtime.engines.shared.split_moves.move_states` turns those under the old plan into
 those under the new one (a keyed task's map entries go to the partition owning their key's
 range; a gathered task's state to its group's partition). The next batch routes every event
 by the new table, so each key's events meet that key's state, in order; what a task computes
 depends on its events and its key's state only, so the outputs are those of the unsplit
 engine, whatever ``N`` or table each batch used. A restart from the merged states
-(:func:`~reuse.runtime.engines.shared.split.merge_states`, the checkpoint) is the same move.
+(:func:`~reuse.runtime.engines.shared.split_moves.merge_states`, the checkpoint) is the same move.
 
 The one interpreter
 -------------------
 A stage runs its tasks in :func:`~reuse.runtime.common.window.run_window`, as the shard worker
-does: the same windows, records, predicate groups (a tagged group's pass keeps order tags
-beside the events) and task cache. What is the stage's own is passed in: the inputs (this
-stage's outputs, or parcels from another partition, in the unsplit order), which tasks are
-tagged, the key counts, and the addressing of outputs to parcels. The collector is paused as
-in the shard worker, but what a stage keeps is then moved to the oldest generation unexamined
-(:func:`~reuse.runtime.common.window.no_gc`).
+does; what is the stage's own is passed in (:class:`_StageInputs`: inputs from this stage or
+from parcels, in the unsplit order; the tagged tasks; key counts; outputs addressed to
+parcels). The collector is paused as in the shard worker, and what a stage keeps is then moved
+to the oldest generation unexamined (:func:`~reuse.runtime.common.window.no_gc`).
 
-Encoding: orjson, as the engine's records. It writes NaN and infinities as ``null`` (as
-:func:`~reuse.runtime.common.execution.digest` does); ``check=True`` verifies every parcel
-round-trips equal, which the tests turn on.
+Encoding: orjson, as the engine's records (NaN and infinities as ``null``, as
+:func:`~reuse.runtime.common.execution.digest`); ``check=True`` (the tests') verifies every
+parcel round-trips equal.
 """
 
 from __future__ import annotations
@@ -301,71 +299,19 @@ def _run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, 
     """The stage's tasks of partition ``p`` in the one interpreter of a window
     (:func:`~reuse.runtime.common.window.run_window`); what is the stage's own is where inputs
     come from (this stage's outputs, or parcels), their order tags, and where outputs go."""
-    fuse = bool(opts.get("fuse_predicates", True))
     data_dir = str(opts.get("data_dir") or "")
     mine = [t for t in tasks if (s := plan.step(t["id"])).stage == stage and _runs_in(plan, s, p)]
-    members = [g.members for g in predicate_groups(mine)] if fuse else []
+    members = ([g.members for g in predicate_groups(mine)]
+               if opts.get("fuse_predicates", True) else [])
     received: dict[str, list[Parcel]] = {}
     for pc in inbox:
         received.setdefault(pc.task, []).append(pc)
-    later = _later_edges(plan, stage)
-    only = _only_shuffle(plan)
-    full, index = _tags(plan)
-    local = _seq_local(plan)
-    if any(m in full for g in members for m in g):  # a group's outputs: one form
-        full |= {m for g in members if set(g) & full for m in g}
-    route = _Router(plan)
+    later, (full, index), route = _later_edges(plan, stage), _tags(plan), _Router(plan)
+    full |= {m for g in members if set(g) & full for m in g}  # a group's outputs: one form
     ranges: Counter[int] = Counter()
     outbox: dict[int, list[Parcel]] = {}
-
-    def pool(ex: Exchange, outputs: Mapping[str, list[Any]]) -> tuple[list[Any], bool]:
-        """One input's events in their parent's order (restricted to what this partition
-        takes), and whether they are ``(tag, event)`` pairs."""
-        if plan.step(ex.parent).stage == stage:  # made here, in this stage: forward
-            return outputs.get(ex.parent, []), ex.parent in full
-        parcels = received.get(ex.parent, [])
-        if ex.kind == "forward":
-            parcels = [pc for pc in parcels if pc.origin == p]
-        pairs = bool(parcels) and all(pc.tagged for pc in parcels)
-        merge = len(parcels) > 1 and ex.parent not in local
-        if merge and not pairs:
-            raise SparkRuntimeError(f"reads untagged events of {ex.parent} from "
-                                    f"{len(parcels)} partitions", task=ex.parent)
-        if ex.kind != "shuffle" or only.get(ex.parent) == ex.key or plan.partitions == 1:
-            got = [x for pc in parcels for x in pc.items]
-        else:
-            at = route.to(ex)
-            got = ([x for pc in parcels for x in pc.items if at(x[1]) == p] if pairs else
-                   [x for pc in parcels for x in pc.items if at(x) == p])
-        if merge:  # one seq's events from several partitions: merged into the unsplit order
-            got.sort(key=KEY)
-        return got, pairs
-
-    def gather(t: Mapping[str, Any], outputs: Mapping[str, list[Any]]) -> list[Any]:
-        """The task's inputs in the unsplit order: its parents' events in parent order, stably
-        sorted by ``seq``; if it is tagged in full, as ``(seq, parent, tag, event)`` (its
-        order key and the event), else as events."""
-        step = plan.step(t["id"])
-        if step.task in full:
-            keyed: list[tuple[int, int, Any, Event]] = []
-            for i, ex in enumerate(step.inputs):
-                got, pairs = pool(ex, outputs)
-                if not pairs and got:
-                    if ex.parent not in index or plan.step(ex.parent).stage != stage:
-                        raise SparkRuntimeError(f"reads {ex.parent} untagged", task=step.task)
-                    got = list(enumerate(got))
-                keyed += [(ev["seq"], i, tag, ev) for tag, ev in got]
-            keyed.sort(key=KEY)
-            return keyed
-        merged: list[Event] = []
-        for ex in step.inputs:
-            got, pairs = pool(ex, outputs)
-            merged += [x[1] for x in got] if pairs else got
-        merged.sort(key=SEQ)
-        return merged
-
-    def source(t: Mapping[str, Any], a: int, b: int) -> list[Event]:
-        return _source(plan, t, a, b, p, t0, rate, data_dir, feed)
+    inputs = _StageInputs(plan, stage, p, received, full, index, _seq_local(plan),
+                          _only_shuffle(plan), route)
 
     def taken(t: Mapping[str, Any], events: list[Event]) -> None:
         step = plan.step(t["id"])
@@ -379,7 +325,8 @@ def _run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, 
             _address(list(enumerate(out)) if form == "index" else out, bool(form), later[tid],
                      p, tid, route, outbox)
 
-    run = run_window(mine, lo, hi, states, opts, source=source, gather=gather, tagged=full,
+    run = run_window(mine, lo, hi, states, opts, gather=inputs.gather, tagged=full,
+                     source=lambda t, a, b: _source(plan, t, a, b, p, t0, rate, data_dir, feed),
                      taken=taken, sent=sent, now_ms=now_ms)
     for producer, parcels in received.items():  # what a stage past this one reads: carried
         edges = later.get(producer)
@@ -391,6 +338,71 @@ def _run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, 
                         pc if len(keep) == len(pc.items) else replace(pc, items=keep))
     return StageOut(outbox, run.sinks, run.states, run.cpu, run.counts, ranges,
                     events=run.events, groups=run.groups)
+
+
+@dataclass(frozen=True)
+class _StageInputs:
+    """Where the tasks of one stage's partition ``p`` take their inputs from: this stage's
+    own outputs, or the parcels ``received`` from earlier stages (restricted to what ``p``
+    takes), merged into the unsplit order, with order tags where a task is tagged."""
+
+    plan: SplitPlan
+    stage: int
+    p: int
+    received: Mapping[str, list[Parcel]]
+    full: frozenset[str]
+    index: frozenset[str]
+    local: frozenset[str]
+    only: Mapping[str, Any]
+    route: _Router
+
+    def pool(self, ex: Exchange, outputs: Mapping[str, list[Any]]) -> tuple[list[Any], bool]:
+        """One input's events in their parent's order (restricted to what this partition
+        takes), and whether they are ``(tag, event)`` pairs."""
+        if self.plan.step(ex.parent).stage == self.stage:  # made in this stage: forward
+            return outputs.get(ex.parent, []), ex.parent in self.full
+        parcels = self.received.get(ex.parent, [])
+        if ex.kind == "forward":
+            parcels = [pc for pc in parcels if pc.origin == self.p]
+        pairs = bool(parcels) and all(pc.tagged for pc in parcels)
+        merge = len(parcels) > 1 and ex.parent not in self.local
+        if merge and not pairs:
+            raise SparkRuntimeError(f"reads untagged events of {ex.parent} from "
+                                    f"{len(parcels)} partitions", task=ex.parent)
+        if (ex.kind != "shuffle" or self.only.get(ex.parent) == ex.key
+                or self.plan.partitions == 1):
+            got = [x for pc in parcels for x in pc.items]
+        else:
+            at = self.route.to(ex)
+            got = ([x for pc in parcels for x in pc.items if at(x[1]) == self.p] if pairs else
+                   [x for pc in parcels for x in pc.items if at(x) == self.p])
+        if merge:  # one seq's events from several partitions: merged into the unsplit order
+            got.sort(key=KEY)
+        return got, pairs
+
+    def gather(self, t: Mapping[str, Any], outputs: Mapping[str, list[Any]]) -> list[Any]:
+        """The task's inputs in the unsplit order: its parents' events in parent order, stably
+        sorted by ``seq``; if it is tagged in full, as ``(seq, parent, tag, event)`` (its
+        order key and the event), else as events."""
+        step = self.plan.step(t["id"])
+        if step.task in self.full:
+            keyed: list[tuple[int, int, Any, Event]] = []
+            for i, ex in enumerate(step.inputs):
+                got, pairs = self.pool(ex, outputs)
+                if not pairs and got:
+                    if (ex.parent not in self.index
+                            or self.plan.step(ex.parent).stage != self.stage):
+                        raise SparkRuntimeError(f"reads {ex.parent} untagged", task=step.task)
+                    got = list(enumerate(got))
+                keyed += [(ev["seq"], i, tag, ev) for tag, ev in got]
+            keyed.sort(key=KEY)
+            return keyed
+        merged: list[Event] = []
+        for ex in step.inputs:
+            got, pairs = self.pool(ex, outputs)
+            merged += [x[1] for x in got] if pairs else got
+        merged.sort(key=SEQ)
+        return merged
 
 
 def _source(plan: SplitPlan, t: Mapping[str, Any], a: int, b: int, p: int, t0: int, rate: float,
@@ -549,7 +561,7 @@ def run_split(plan: SplitPlan, tasks: Sequence[Mapping[str, Any]], lo: int, hi: 
     """Batch ``[lo, hi)`` of ``tasks`` run as ``plan`` says, in one process: each stage of each
     partition by :func:`run_stage`, the outboxes passed through :func:`encode_outbox` to the
     next stage, as the engine's exchange will (``states``: per partition, as
-    :func:`~reuse.runtime.engines.shared.split.split_states` cuts them)."""
+    :func:`~reuse.runtime.engines.shared.split_moves.split_states` cuts them)."""
     n = plan.partitions
     if len(states) != n:
         raise SparkRuntimeError(f"states for {len(states)} partitions, the plan has {n}")

@@ -94,3 +94,50 @@ def test_a_broker_fed_run_needs_no_rate_and_survives_a_burst(spark: Any, tmp_pat
     p99 = lat[min(len(lat) - 1, int(0.99 * len(lat)))]
     tail = [b["wall_s"] for b in batches if b["lo"] >= settle_from]
     assert p99 <= 1000 * (2 * TRIGGER + max(tail, default=TRIGGER)), (p99, tail)
+
+
+#: issue 32's composition of ``--latency-budget`` with ``--source``: the budget, in seconds
+BUDGET = 4.0
+
+
+def test_a_latency_budget_paces_a_broker_fed_run_by_arrival(spark: Any, tmp_path: Path,
+                                                            mqtt_broker: str) -> None:
+    """``--latency-budget`` with ``--source mqtt://...``: at 20 events/s, far from a paced
+    batch (1,000 ``seq``), the broker input hands a batch over only once what arrived has
+    waited the budget less one trigger, so batches start about every 3 s instead of at every
+    trigger (unpaced: 1 s apart); the outputs still equal the reference."""
+    flows = riot_flows("stats-sys")
+    pub = Publisher(mqtt_broker, [Stream("SYS", "SYS")], rate=20.0).connect()
+    publishing = threading.Thread(target=pub.run, args=(12.0,), daemon=True)
+    root = tmp_path / "run"
+    rt: Any = None
+    try:
+        publishing.start()
+        rt = InplaceRuntime(spark, RunSpec.of(root=root, shards=2, trigger_s=TRIGGER,
+                                              source=mqtt_broker, first_message_s=20,
+                                              stall_s=10, latency_budget_s=BUDGET))
+        rt.start_sources(["SYS"])
+        rt.submit(flows["stats-sys"])
+        while publishing.is_alive():
+            rt.poll()
+            publishing.join(timeout=0.2)
+        last = rt.bound()
+        rt.wait_processed(last, timeout_s=20)  # a stall timeout, not a deadline
+        limit = last + 1
+        ledger = rt.ledger()
+    finally:
+        if rt is not None:
+            rt.close()
+        pub.halt()
+        publishing.join(timeout=10)
+        pub.close()
+    ran = [json.loads(line) for line in
+           (root / "batches.jsonl").read_text(encoding="utf-8").splitlines()]
+    starts = [b["ms"] for b in ran if b["hi"] > b["lo"]]
+    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    # a load can only stretch the gaps; without the pace they are one trigger
+    assert len(gaps) >= 2 and min(gaps) >= 1000 * (BUDGET - 2 * TRIGGER), gaps
+    acc = account(root, ledger, limit)
+    assert acc["stats-sys"]["expected"] > 0, acc
+    assert (acc["stats-sys"]["lost"], acc["stats-sys"]["duplicated"]) == (0, 0), acc
+    assert leaked_records(root, ledger, limit) == {}

@@ -20,10 +20,11 @@ from reuse.runtime.accounting import reference_records
 from reuse.runtime.common.execution import digest
 from reuse.runtime.common.planners import DefaultPlanner, Placement, Removal, ReusePlanner
 from reuse.runtime.common.policy import LIVE_MODES, Merge, Mode, Policy, Unmerge, live_policy
+from reuse.runtime.common.sink_history import ledger_task
 from reuse.runtime.engines.shared.deploy import Deployment, End, Free, Move, Start
 from reuse.runtime.engines.shared.shard import run_shard
 from reuse.runtime.spec import RunSpec
-from reuse.testing import ledger_task, riot_flows
+from reuse.testing import riot_flows
 
 
 def chain(dag: str, *types: str, src: str = "S") -> Any:

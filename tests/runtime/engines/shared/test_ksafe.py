@@ -18,9 +18,10 @@ from reuse.core.dataflow import parse_dataflow
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.accounting import copies, reference_records
 from reuse.runtime.common.planners import DefaultPlanner, ReusePlanner
+from reuse.runtime.common.sink_history import ledger_task
 from reuse.runtime.engines.shared.deploy import REPLICA_MARK, Deployment, End, Move, Replicate
 from reuse.runtime.engines.shared.shard import run_shard, seed_replicas
-from reuse.testing import ledger_task, riot_flows
+from reuse.testing import riot_flows
 
 
 def chain(dag: str, *types: str, src: str = "S") -> Any:

@@ -32,6 +32,7 @@ from reuse.runtime import SparkRuntimeError
 from reuse.runtime.accounting import reference_records
 from reuse.runtime.common.execution import build_task, digest
 from reuse.runtime.common.planners import ReusePlanner
+from reuse.runtime.common.sink_history import ledger_task
 from reuse.runtime.engines.shared.deploy import Deployment
 from reuse.runtime.engines.shared.shard import run_shard
 from reuse.runtime.engines.shared.split import (
@@ -41,18 +42,20 @@ from reuse.runtime.engines.shared.split import (
     KeySpec,
     RangeMove,
     SplitPlan,
+    plan_split,
+    type_split,
+)
+from reuse.runtime.engines.shared.split_moves import (
     merge_states,
     move_states,
-    plan_split,
     rebalance,
     resplit,
     split_states,
-    type_split,
 )
 from reuse.runtime.engines.shared.stages import run_split as staged_split
 from reuse.tasks import TASK_TYPES
 from reuse.tasks.base import group_key
-from reuse.testing import ROOT, ledger_task, missing, riot_flows
+from reuse.testing import ROOT, missing, riot_flows
 
 DATA = riotbench_dir(None)
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=missing("data", "no data/riotbench"))

@@ -10,13 +10,14 @@ from typing import Any
 import pytest
 
 from reuse.core.paths import riotbench_dir
-from reuse.runtime.engines.shared.split import KeyRanges, rebalance
+from reuse.runtime.engines.shared.split import KeyRanges
 from reuse.runtime.engines.shared.split_batch import (
     LayoutLog,
     SplitLayout,
     range_loads,
     rebalanced,
 )
+from reuse.runtime.engines.shared.split_moves import rebalance
 from reuse.runtime.engines.shared.stages import run_split
 from reuse.testing import deployed_at_zero, missing, riot_flows
 

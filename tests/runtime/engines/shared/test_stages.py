@@ -32,14 +32,13 @@ from reuse.runtime import SparkRuntimeError
 from reuse.runtime.accounting import reference_records
 from reuse.runtime.common.execution import source_event
 from reuse.runtime.common.planners import ReusePlanner
+from reuse.runtime.common.sink_history import ledger_task
 from reuse.runtime.engines.shared.deploy import Deployment
 from reuse.runtime.engines.shared.shard import run_shard
-from reuse.runtime.engines.shared.split import (
-    KeyRanges,
-    SplitPlan,
+from reuse.runtime.engines.shared.split import KeyRanges, SplitPlan, plan_split
+from reuse.runtime.engines.shared.split_moves import (
     merge_states,
     move_states,
-    plan_split,
     rebalance,
     resplit,
     split_states,
@@ -53,7 +52,7 @@ from reuse.runtime.engines.shared.stages import (
     same_parcels,
     stage_count,
 )
-from reuse.testing import deployed_at_zero, ledger_task, missing, riot_flows
+from reuse.testing import deployed_at_zero, missing, riot_flows
 
 DATA = riotbench_dir(None)
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=missing("data", "no data/riotbench"))
