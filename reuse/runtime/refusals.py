@@ -66,8 +66,6 @@ REFUSED: tuple[Refusal, ...] = (
     Refusal(lambda s: s.split and s.k_safe > 0 and s.replicas == "shards",
             "--split and --k-safe cannot be combined yet (replicas are placed per running "
             "DAG)", "not built"),
-    Refusal(lambda s: s.replicated_apps and s.broker_fed,
-            "--replicas apps runs replayed sources only, not --source {source}", "not built"),
     # the query-per-DAG engine (--merge partial or relaunch)
     Refusal(lambda s: s.engine == "queries" and s.broker_fed,
             "--source {source} needs the shared query (--merge inplace), not {policy}",

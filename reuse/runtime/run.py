@@ -371,13 +371,13 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], spec: RunSpec, *,
     root = Path(spec.root)  # type: ignore[arg-type]  # set just above
     if resume is not None:
         spec.check_resumable()
+    if spec.broker_fed:
+        _check_broker(spec.source, root)
     if spec.replicated_apps:
         return _apps_run(flows, ops, spec, progress)
     if resume is None and (root / JOURNAL).exists():
         raise SparkRuntimeError("already holds a run (journal.jsonl): resume it with "
                                 "--resume, or choose a new --root", file=str(root))
-    if spec.broker_fed:
-        _check_broker(spec.source, root)
     meter = CpuMeter()
     broker, bus_obj = _start_bus(spec, meter)
     try:

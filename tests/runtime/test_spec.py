@@ -151,15 +151,14 @@ def test_a_bad_value_is_one_line_naming_its_option(kw: dict[str, object], option
 #: A spec for each row of REFUSED (its index there), as ``reuse run`` would be asked.
 COMBINATIONS = [
     ({"split": True, "k_safe": 1, "shards": 2}, 0),
-    ({"k_safe": 1, "replicas": "apps", "source": BROKER}, 1),
-    ({"merge": "partial", "source": BROKER}, 2),
-    ({"merge": "relaunch", "split": True}, 3),
-    ({"merge": "partial", "k_safe": 1}, 4),
-    ({"merge": "partial", "k_safe": 1, "replicas": "apps"}, 5),
-    ({"merge": "partial", "latency_budget_s": 5.0}, 6),
-    ({"merge": "partial", "shared_disk": False}, 7),
-    ({"mode": "default", "match": "semantic"}, 8),
-    ({"replicas": "apps"}, 9),
+    ({"merge": "partial", "source": BROKER}, 1),
+    ({"merge": "relaunch", "split": True}, 2),
+    ({"merge": "partial", "k_safe": 1}, 3),
+    ({"merge": "partial", "k_safe": 1, "replicas": "apps"}, 4),
+    ({"merge": "partial", "latency_budget_s": 5.0}, 5),
+    ({"merge": "partial", "shared_disk": False}, 6),
+    ({"mode": "default", "match": "semantic"}, 7),
+    ({"replicas": "apps"}, 8),
 ]
 
 
@@ -193,7 +192,6 @@ def test_today_refused_combinations_stay_refused() -> None:
     of ``_apps_run`` and of ``InplaceRuntime``, each as its own case."""
     for kw in ({"split": True, "merge": "partial"}, {"split": True, "k_safe": 1},
                {"replicas": "apps", "k_safe": 1, "merge": "partial"},
-               {"replicas": "apps", "k_safe": 1, "source": BROKER},
                {"merge": "partial", "source": BROKER}, {"merge": "partial", "k_safe": 1},
                {"merge": "partial", "shared_disk": False}):
         refusal(**kw)

@@ -46,7 +46,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from reuse.core.dataflow import Dataflow
 from reuse.runtime import SparkRuntimeError
@@ -56,6 +56,9 @@ from reuse.runtime.common.files import read_json, write_json
 from reuse.runtime.common.redis_client import shown_url
 from reuse.runtime.control import OpLog, OutputLog, Registry
 from reuse.runtime.measure import CpuMeter
+
+if TYPE_CHECKING:
+    from reuse.runtime.engines.shared.broker_input import BrokerInput
 
 __all__ = ["Adopted", "Child", "Consumer", "Coordinator", "Recorded", "recorded_instances"]
 
@@ -199,6 +202,7 @@ class Coordinator:
         self.sources: set[str] = set()
         self.stream_task: dict[str, str] = {}  # sink stream -> its running sink task
         self.broker: Any = None
+        self.feed: BrokerInput | None = None  # a broker-fed run's ingest
         self.dead_s = dead_s
         self.meter = meter
         self.log = log
@@ -216,12 +220,13 @@ class Coordinator:
         self.began = time.time()
         self._next = 0
 
-    def keep(self, broker: Any) -> None:
+    def keep(self, broker: Any, feed: BrokerInput | None = None) -> None:
         """Own the run's Redis, and restart it whenever it dies (its keeper thread; the
-        restarts are in ``<root>/redis/restarts.jsonl``)."""
+        restarts are in ``<root>/redis/restarts.jsonl``); and a broker-fed run's ingest
+        (:func:`reuse.runtime.apps.runs._feed_input`), closed before the Redis."""
         from reuse.runtime.dataplane.keeper import Keeper
 
-        self.broker = broker
+        self.broker, self.feed = broker, feed
         self.keeper = Keeper({"redis": broker},
                              log=self.root / "redis" / "restarts.jsonl").start()
 
@@ -285,6 +290,8 @@ class Coordinator:
     def close(self) -> None:
         """Kill what still runs, stop Redis (its keeper first) and the meter."""
         self.kill_all()
+        if self.feed is not None:
+            self.feed.close()
         if self.keeper is not None:
             self.keeper.stop()
         if self.broker is not None:

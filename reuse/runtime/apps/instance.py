@@ -36,8 +36,10 @@ from typing import TYPE_CHECKING, Any
 
 from reuse.runtime.apps.roles import RoleLog, instance_tasks, ready_mark
 from reuse.runtime.common.execution import is_stateful, next_offset
+from reuse.runtime.common.planners import source_stream, stream_events_name
 from reuse.runtime.control import OpLog, OutputLog, Registry
 from reuse.runtime.control.cutstates import CutStates
+from reuse.runtime.dataplane.bus import make_bus
 
 if TYPE_CHECKING:
     from reuse.core.dataflow import Dataflow
@@ -82,6 +84,9 @@ class InstanceSpec:
     cluster_dir: str | None = None
     #: the shards run columnar (``--per-event``: false)
     columnar: bool = True
+    #: a broker-fed run's bus (its spec), which the coordinator's ingest fills: the shards
+    #: read their source events there, and the clock is what has arrived (``None``: replay)
+    feed: dict[str, str] | None = None
     #: how long a control-plane call retries a refused connection: the run's Redis is
     #: restarted by the coordinator, or by ``reuse run --resume`` after the coordinator's own
     #: death (issue 34); past it the instance fails, and the resumed coordinator restarts it
@@ -125,6 +130,10 @@ class Follower:
         self.ran: frozenset[str] = frozenset()
         self.executors: tuple[str, ...] = ()
         self.batches = 0  # batches this process ran (apps.json: none, no executors to name)
+        self.bus = None if spec.feed is None else make_bus(spec.feed)
+        #: every source stream the run's dataflows read (a broker-fed clock's floor)
+        self.streams = {stream_events_name(source_stream(f.task(n).type, f.task(n).config))
+                        for f in flows.values() for n in f.sources}
         from reuse.runtime.engines.shared.handler import ShardHandler
 
         #: an instance restarted from its own checkpoint has claimed up to here already
@@ -140,9 +149,23 @@ class Follower:
                                root=self.spec.root, join=self.spec.join, batches=self.batches,
                                done=done)
 
+    def clock(self) -> int:
+        """The first ``seq`` the sources have not brought yet: on a replay, its nominal clock;
+        broker-fed, the first ``seq`` not arrived on the bus of every source a live task reads
+        (:func:`~reuse.runtime.dataplane.broker_feed.ready_seq`; with none read, past the last
+        arrived on any). Every instance reads the same bus, so their clocks agree."""
+        if self.bus is None:
+            return next_offset(self.spec.t0, self.spec.rate)
+        from reuse.runtime.dataplane.broker_feed import last_seq, ready_seq
+
+        with self.engine.lock:
+            needed = self.engine.deployment.source_starts(stream_events_name)
+        arrived = {s: last_seq(self.bus, s) for s in self.streams | set(needed)}
+        return ready_seq(needed, arrived, floor=max(arrived.values(), default=-1) + 1)
+
     def sync(self) -> int:
         """Apply the journal's new operations, then write the ready mark; returns it."""
-        clock = next_offset(self.spec.t0, self.spec.rate)
+        clock = self.clock()
         horizon, ops = self.oplog.sync(self.applied, advance_to=clock)
         for op in ops:
             self._apply(op)
@@ -284,9 +307,9 @@ def main(argv: list[str] | None = None) -> int:
                          rate=spec.rate, trigger_s=spec.trigger_s, master=spec.master,
                          pi_iterations=spec.pi_iterations,
                          data_dir=None if spec.data_dir is None else Path(spec.data_dir),
-                         max_events=spec.max_events, match=spec.match, split=spec.split,
-                         columnar=spec.columnar)
-        engine = InplaceRuntime(spark, run, t0_ms=spec.t0,
+                         max_events=0 if spec.feed is not None else spec.max_events,
+                         match=spec.match, split=spec.split, columnar=spec.columnar)
+        engine = InplaceRuntime(spark, run, t0_ms=spec.t0, feed=spec.feed,
                                 follow=str(Path(spec.root) / "ckpt" / "shared" / "ready"))
         follower = Follower(engine, spec, flows)
         engine.hooks = follower

@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reuse.core.dataflow import Dataflow
 from reuse.core.traces import Op, check_trace
@@ -40,6 +40,9 @@ from reuse.runtime.common.run_secrets import run_secret
 from reuse.runtime.control import longest_gap
 from reuse.runtime.measure import CpuMeter, longest_pause, percentile
 from reuse.runtime.spec import RunSpec
+
+if TYPE_CHECKING:
+    from reuse.runtime.engines.shared.broker_input import BrokerInput
 
 __all__ = ["apps_run", "resume_apps", "start_apps", "RUN_RECORD", "BASE_SPEC"]
 
@@ -101,7 +104,16 @@ def start_apps(flows: Mapping[str, Dataflow], spec: RunSpec, *, workers: int | N
     broker = start_redis(root / "redis", password=run_secret(root, "redis"), durable=True)
     meter.add_roots([broker.pid])
     t0 = int(time.time() * 1000)
-    start = emitted_bound(t0, rate) + 1
+    feed: BrokerInput | None = None
+    try:
+        feed = _feed_input(root, spec, broker.url, resume=False)
+        start = emitted_bound(t0, rate) + 1 if feed is None else feed.wait_first() + 1
+    except BaseException:
+        if feed is not None:
+            feed.close()
+        broker.stop()
+        meter.stop()
+        raise
     base = InstanceSpec(id="", home=False, run=RUN, redis=broker.url, root="", t0=t0,
                         start_seq=start, flows=[f.to_dict() for f in flows.values()],
                         mode=mode, match=match, master=inst_master, shards=spec.shards,
@@ -109,13 +121,13 @@ def start_apps(flows: Mapping[str, Dataflow], spec: RunSpec, *, workers: int | N
                         pi_iterations=spec.pi_iterations,
                         data_dir=str(riotbench_dir(spec.data_dir)),
                         min_users=replicate_min_users, conf=conf, split=spec.split,
-                        columnar=spec.columnar,
+                        columnar=spec.columnar, feed=None if feed is None else feed.spec,
                         cluster_dir=None if spec.cluster_dir is None else str(spec.cluster_dir))
     write_json(root / "apps" / BASE_SPEC, base.as_dict(), private=True)
     coord = Coordinator(root, base, k_safe, flows,
                         dead_s=spec.dead_s or max(3 * trigger_s, 5.0), meter=meter,
                         log=progress)
-    coord.keep(broker)
+    coord.keep(broker, feed)
     try:
         coord.oplog.open(start)
         for i in range(k_safe + 1):
@@ -211,10 +223,16 @@ def resume_apps(root: str | os.PathLike[str], *,
     broker = start_redis(root / "redis", port, password=run_secret(root, "redis"),
                          durable=True, adopt=True)
     meter.add_roots([broker.pid])
+    try:
+        feed = _feed_input(root, spec, broker.url, resume=True)
+    except BaseException:
+        broker.stop()
+        meter.stop()
+        raise
     coord = Coordinator(root, base, spec.k_safe, flows,
                         dead_s=spec.dead_s or max(3 * base.trigger_s, 5.0), meter=meter,
                         log=progress)
-    coord.keep(broker)
+    coord.keep(broker, feed)
     try:
         coord.adopt(recorded, events)
         decided = {o.key for o in coord.oplog.sync(0)[1]}
@@ -231,6 +249,23 @@ def resume_apps(root: str | os.PathLike[str], *,
         return _finish(coord, rows, check=spec.check)
     finally:
         coord.close()
+
+
+def _feed_input(root: Path, spec: RunSpec, bus_url: str, *, resume: bool) -> BrokerInput | None:
+    """A broker-fed run's one ingest (``--replicas apps`` with ``--source``): the broker's
+    messages into the run's durable Redis, where every instance's shards read them
+    (``None``: a replay). It lives in the coordinator, under ``<root>/ingest``, with a
+    persistent MQTT session (QoS 1): while the coordinator is dead, what is published waits
+    in the broker, and a resumed coordinator's ingest takes the session over and appends
+    from where the bus ends. The instances' outputs are the de-duplicated streams, as on a
+    replay (no MQTT egress)."""
+    if not spec.broker_fed:
+        return None
+    from reuse.runtime.engines.shared.broker_input import BrokerInput
+
+    return BrokerInput(root / "ingest", spec.source, needed=dict, bus_url=bus_url,
+                       first_message_s=spec.first_message_s, stall_s=spec.stall_s,
+                       resume=resume)
 
 
 def _read_record(path: Path) -> Any:
@@ -322,6 +357,8 @@ def _account(coord: Coordinator, rows: list[dict[str, Any]], stop_cut: int) -> N
     from reuse.runtime.accounting import charge_to_steps, reference_records
 
     ledger = _survivor_ledger(coord)
+    if coord.feed is not None:  # broker-fed: the events received, which the reference runs on
+        ledger["source"] = dict(coord.feed.ledger_source(stop_cut))
     ref = reference_records(ledger, stop_cut)
     reused = {c.spec.root for c in coord.children.values() if c.spec.join is None
               and sum(1 for o in coord.children.values() if o.spec.root == c.spec.root) > 1}

@@ -83,8 +83,10 @@ def test_parameters_it_cannot_run_are_one_line_errors(k: Any, u: Any, workers: A
      "--replicate-min-users must be an integer >= 1"),
     (["--k-safe", "1", "--replicas", "apps", "--merge", "partial"],
      "needs the shared query"),
+    # broker-fed runs across applications (issue 32): a broker that is not there is one
+    # line before the run's Redis or any instance starts
     (["--k-safe", "1", "--replicas", "apps", "--source", "mqtt://127.0.0.1:1"],
-     "runs replayed sources only"),
+     "no MQTT broker at mqtt://127.0.0.1:1"),
 ])
 def test_reuse_run_refuses_bad_apps_parameters_before_anything_starts(
         refused_run: Any, extra: list[str], message: str) -> None:

@@ -39,6 +39,7 @@ generates its own source events.
 
 from __future__ import annotations
 
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -99,13 +100,14 @@ class InplaceRuntime:
     its wide task. What is not a setting but a moment of the run's life: ``t0_ms`` (the
     nominal emit time of ``seq`` 0; a resumed run keeps its dead driver's), ``resumed`` (a
     dead driver's run is rebuilt: a broker-fed one takes over its predecessor's bus and MQTT
-    session), ``follow`` (an instance of a run across applications: its ready file) and
-    ``bus_url`` (a broker-fed run's bus, when not its own).
+    session), ``follow`` (an instance of a run across applications: its ready file; ``feed``:
+    the bus its coordinator's ingest fills, broker-fed) and ``bus_url`` (a broker-fed run's
+    bus, when not its own).
     """
 
     def __init__(self, spark: SparkSession, spec: RunSpec, *, t0_ms: int | None = None,
                  follow: str | None = None, bus_url: str | None = None,
-                 resumed: bool = False) -> None:
+                 resumed: bool = False, feed: Mapping[str, str] | None = None) -> None:
         if spec.engine != "inplace" or spec.root is None:
             raise SparkRuntimeError(f"the shared query runs a spec with --merge inplace and a "
                                     f"run directory, not {spec.policy.label} in {spec.root}")
@@ -170,6 +172,8 @@ class InplaceRuntime:
         self._replaying = False
         self.source = source
         self.broker = None if source == "replay" else self._broker_input(bus_url, resumed)
+        # the shards' source bus: the broker input's, or an instance's (its coordinator's)
+        self.feed = self.broker.spec if self.broker else None if feed is None else dict(feed)
 
     def _broker_input(self, bus_url: str | None, resumed: bool) -> BrokerInput:
         """A broker-fed run's input: the MQTT ingest into the bus, and the egress of the
@@ -209,7 +213,7 @@ class InplaceRuntime:
         with self.lock:
             current = self.splits.layout
         layout, plan = self.splits.plan(batch_id, epoch.version, tasks, current)
-        feed = self.broker.spec if self.broker is not None else None
+        feed = self.feed
         res = run_split_batch(self.spark, tasks, plan, states, self.opts, t0=self.t0,
                               rate=self.rate, lo=lo, hi=hi,
                               sinks_dir=None if feed else self.sinks_dir, key=key, feed=feed,
@@ -451,10 +455,9 @@ class InplaceRuntime:
             raise SparkRuntimeError("a split engine moves key ranges, not running DAGs (see "
                                     "resplit and the rebalance)", task=QUERY)
         with self.lock:
-            actions = self.deployment.move(task, shard)
-        self.log.append({"event": "move", "actions": [_action(a) for a in actions],
-                         "ms": time.time() * 1000})
-        return {"moved": [_action(a) for a in actions]}
+            moved = [_action(a) for a in self.deployment.move(task, shard)]
+        self.log.append({"event": "move", "actions": moved, "ms": time.time() * 1000})
+        return {"moved": moved}
 
     def _replicate(self, at: int) -> list[Any]:
         """k-safety: replicas for exactly the live tasks used by ``>= U`` dataflows (lock held)."""
@@ -519,9 +522,8 @@ class InplaceRuntime:
     def malformed(self) -> int | None:
         """Malformed messages received so far over every broker topic (``None``: replay);
         per topic they are in the ledger (``source.counts``)."""
-        if self.broker is None:
-            return None
-        return sum(c.malformed for c in self.broker.counts().values())
+        return (None if self.broker is None
+                else sum(c.malformed for c in self.broker.counts().values()))
 
     # --- reporting ---------------------------------------------------------------------------------
 
@@ -566,8 +568,6 @@ class InplaceRuntime:
         if self.broker is not None:
             self.broker.close()
         if clean:
-            import shutil
-
             shutil.rmtree(self.root, ignore_errors=True)
 
 

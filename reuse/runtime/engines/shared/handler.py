@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     import pandas as pd
     from pyspark.sql import DataFrame
 
-    from reuse.runtime.engines.shared.broker_input import BrokerInput
     from reuse.runtime.engines.shared.deploy import Deployment
     from reuse.runtime.engines.shared.split import SplitPlan
     from reuse.runtime.engines.shared.split_batch import SplitResult
@@ -136,7 +135,7 @@ class ShardEngine(Protocol):
     @property
     def hooks(self) -> BatchHooks | None: ...
     @property
-    def broker(self) -> BrokerInput | None: ...
+    def feed(self) -> dict[str, str] | None: ...
     @property
     def opts(self) -> TaskOptions: ...
     @property
@@ -226,7 +225,7 @@ class ShardHandler:
             states = hooks.seed(epoch, states, lo)
         sink_text: dict[str, list[str]] = {}
         cursors: dict[str, str] = dict(before.get("cursors", {}))
-        feed = self.engine.broker.spec if self.engine.broker is not None else None
+        feed = self.engine.feed
         new_states: dict[str, Any] = {}
         shard_exec: dict[int, str] = {}
         cpu: dict[str, float] = {}

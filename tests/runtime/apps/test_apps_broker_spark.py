@@ -1,0 +1,105 @@
+"""k-safety across applications, broker-fed and split (issue 32: the three meet).
+
+A publisher sends SYS events to a Mosquitto broker; ``--replicas apps --k-safe 1 --split
+--source mqtt://...`` runs two instances, each its own driver and Spark application with its
+running DAGs split over two shards, reading the events the coordinator's one ingest appends
+to the run's Redis. Two identical dataflows merge, then one leaves (an unmerge). In step 2
+one instance's driver is killed with its process group (as a machine's death would take it);
+a replacement joins at a journal cut, warm, and reads the same bus from there. The consumers'
+streams hold every expected record once (lost = duplicated = 0, against the reference run on
+the events the bus recorded), every instance's own records equal the reference from its first
+``seq``, and the records carry the publisher's stamps: the shards computed on its events.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reuse.core.traces import Op
+from reuse.runtime.dataplane.publish import Publisher, Stream
+
+pytestmark = [pytest.mark.spark, pytest.mark.many_jvms]
+
+RATE = 10.0
+OPS = [Op("submit", "twin-a"), Op("submit", "twin-b"), Op("remove", "twin-a")]
+
+
+def test_split_broker_fed_instances_outlive_a_killed_driver(
+        tmp_path: Path, twin_flows: dict[str, Any], mqtt_broker: str) -> None:
+    from reuse.runtime.accounting import observed_records
+    from reuse.runtime.apps.coordinator import Coordinator
+    from reuse.runtime.apps.runs import apps_run
+    from reuse.runtime.spec import RunSpec
+
+    flows = {n: twin_flows[n] for n in ("twin-a", "twin-b")}
+    root = tmp_path / "run"
+    pub = Publisher(mqtt_broker, [Stream("SYS", "SYS")], rate=RATE).connect()
+    publishing = threading.Thread(target=pub.run, daemon=True)
+    killed: dict[str, Any] = {}
+
+    def on_step(n: int, coord: Coordinator) -> None:
+        if n != 2:
+            return
+        victim = next(c for c in coord.live() if c.spec.id == "i1")
+
+        def kill() -> None:  # once it works (it ran a batch on an executor), mid-step
+            deadline = time.time() + 90
+            while time.time() < deadline:
+                reg = {i.id: i for i in coord.registry.instances()}.get("i1")
+                if reg is not None and reg.executors:
+                    break
+                time.sleep(0.2)
+            time.sleep(2.0)
+            killed.update(pid=victim.pid, ms=time.time() * 1000)
+            os.killpg(victim.pid, signal.SIGKILL)
+
+        killed["thread"] = threading.Thread(target=kill, daemon=True)
+        killed["thread"].start()
+
+    spec = RunSpec.of(root=root, k_safe=1, replicas="apps", replicate_min_users=1,
+                      master="local[2]", shards=2, split=True, source=mqtt_broker,
+                      step_seconds=8.0, trigger_s=1.0, warmup_s=2.0, first_message_s=20)
+    try:
+        publishing.start()
+        rows = apps_run(flows, OPS, spec, on_step=on_step)
+    finally:
+        pub.halt()
+        publishing.join(timeout=10)
+        pub.close()
+        if "thread" in killed:
+            killed["thread"].join(timeout=5)
+        apps_file = root / "apps.json"
+        for inst in (json.loads(apps_file.read_text())["instances"]
+                     if apps_file.exists() else []):  # whatever a failure left running
+            try:
+                os.killpg(inst["driver_pid"], signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    assert "pid" in killed, "i1 never ran a working batch to be killed in"
+    assert [int(r["step"]) for r in rows] == [1, 2, 3]
+    assert sum(r["lost"] for r in rows) == 0 and sum(r["duplicated"] for r in rows) == 0, rows
+    assert sum(r["failures"] for r in rows) >= 1, rows
+    apps = json.loads((root / "apps.json").read_text())
+    by_id = {i["id"]: i for i in apps["instances"]}
+    assert by_id["i1"]["state"] == "dead" and by_id["i1"]["driver_pid"] == killed["pid"]
+    join = apps["replacements"][0]
+    assert join["event"] == "join" and join["dead"] == "i1", apps["replacements"]
+    acc = json.loads((root / "accounting.json").read_text())
+    assert any(s["expected"] > 0 for s in acc["streams"].values()), acc["streams"]
+    for i, a in acc["instances"].items():  # each instance's own records, from its first seq
+        assert a["expected"] > 0 and a["lost"] == a["duplicated"] == 0, (i, a)
+    # the shards read the publisher's events from the bus (its t0 stamps them): none generated
+    home = root / "apps" / "i0"
+    sinks = {rid for d in json.loads((home / "ledger.json").read_text())["dags"].values()
+             for rid in d["sinks"].values()}
+    recs = [r for rid in sinks for r in observed_records(home, rid)]
+    assert recs and all(r["ts"] == pub.t0_ms + round(r["q"] * 1000 / RATE) for r in recs)
