@@ -49,6 +49,7 @@ from reuse.runtime.engines.partial.engine import Runtime
 from reuse.runtime.engines.shared.engine import InplaceRuntime
 from reuse.runtime.journal import JOURNAL, JournalState, RunJournal, step_started_ms
 from reuse.runtime.measure import CpuMeter, SinkTail, longest_pause, percentile
+from reuse.runtime.progress import StepBar
 from reuse.runtime.spec import RunSpec
 
 if TYPE_CHECKING:
@@ -96,8 +97,8 @@ def run_trace(runtime: Engine, flows: Mapping[str, Dataflow], ops: Sequence[Op],
     :class:`~reuse.runtime.engines.shared.engine.InplaceRuntime` (the shared query); both take the same calls.
     ``warmup_s``: the sources run that long before the first step, unmeasured, so step 1 is
     not charged with the JVM's warm-up (both modes get the same). ``progress`` gets one line
-    per step; a callable with a ``step(n, total, row)`` method also gets each row (the
-    notebooks' progress bar, :class:`reuse.runtime.progress.StepBar`).
+    per step; a :class:`reuse.runtime.progress.StepBar` (the notebooks' progress bar) also gets
+    each row.
 
     ``journal`` (shared-query engine): every operation and row is journaled, with
     ``journal_params`` in the start record, so ``reuse run --resume`` can finish the run if
@@ -186,7 +187,7 @@ class _Trace:
                       f"(+{row['paused_tasks']} paused), {row['queries']} queries, "
                       f"{row['cores']:.2f} cores, p50 {row['p50_latency_ms']} ms"
                       + (f", {row['failures']} failure(s)" if row["failures"] else ""))
-        if hasattr(self.progress, "step"):
+        if isinstance(self.progress, StepBar):  # the notebooks' bar also takes each row
             self.progress.step(step, n_ops, row)
 
 
