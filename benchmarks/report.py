@@ -766,17 +766,38 @@ def _trace_never_above(raws: list[Any]) -> str:
 
 
 def _decided_verdict(raws: list[Any]) -> str:
-    """The target "the first pair's arm below its baseline" on every whole-run statistic:
+    """The target "the first pair's arm below its baseline" on every whole-run statistic
+    (:func:`_pair_verdict`)."""
+    return _pair_verdict(raws, 0)
+
+
+def _pair_verdict(raws: list[Any], index: int) -> str:
+    """The target "pair ``index``'s arm below its baseline" on every whole-run statistic:
     met when both the paired rule and the spread rule on the runs name the arm on every one,
     missed when both name the baseline on one, not decided when a rule cannot decide, else no
     difference (either rule alone would be less strict)."""
-    p = _decided_pairs(raws[0])[0]
+    p = _decided_pairs(raws[0])[index]
     said = [(w.paired, w.whole) for w in p.windows]
     if not said or any("not decided" in (x.outcome, y.outcome) for x, y in said):
         return "not decided"
     if all(x.lower == y.lower == p.a for x, y in said):
         return "met"
     if any(x.lower == y.lower == p.b for x, y in said):
+        return "missed"
+    return "no difference"
+
+
+def _window_verdict(raws: list[Any], index: int, window: str) -> str:
+    """The target "pair ``index``'s arm below its baseline" on one whole-run statistic,
+    ``window``, by the rules of :func:`_pair_verdict`."""
+    p = _decided_pairs(raws[0])[index]
+    (w,) = [w for w in p.windows if w.name == window]
+    x, y = w.paired, w.whole
+    if "not decided" in (x.outcome, y.outcome):
+        return "not decided"
+    if x.lower == y.lower == p.a:
+        return "met"
+    if x.lower == y.lower == p.b:
         return "missed"
     return "no difference"
 
@@ -947,6 +968,13 @@ def registry() -> dict[str, Entry]:
               verdict=_decided_verdict),
         Entry("decide_rates_riot_floor", ("decide_rates_riot_floor.json",), _decided_floor,
               verdict=_floor_bound_verdict),
+        # the OPMW 8-DAG trace, relaunch with stop and with lazy unmerge against Default:
+        # the table, the lazy arm's verdict against Default, and lazy against stop over the
+        # removals
+        Entry("decide_trace_lazy_opmw", ("decide_trace_lazy_opmw.json",), _decided,
+              verdict=lambda raws: _pair_verdict(raws, 1)),
+        Entry("decide_trace_lazy_opmw_removals", ("decide_trace_lazy_opmw.json",),
+              verdict=lambda raws: _window_verdict(raws, 2, "removals")),
         # benchmarks/tenants.py --json and bench_containment.py --json (issue 25)
         Entry("tenants", ("tenants.json",), _tenants),
         Entry("containment_cost", ("containment_cost.json",), _containment_cost),

@@ -277,3 +277,20 @@ def test_the_floor_bound_is_judged_run_by_run_against_the_columnar_floor(
     assert report._floor_bound_verdict([raw]) == verdict
     table = report._decided_floor([raw])
     assert "| 100 | reuse-inplace |" in table and "x floor columnar" in table
+
+
+def test_a_pair_and_a_window_verdict_follow_the_runs() -> None:
+    """The lazy trace's verdicts come from its runs: lazy below Default met, lazy below stop
+    over the removals met; with the arms' values swapped run by run, both are missed."""
+    import copy
+
+    raw = report.body(json.loads((ROOT / "docs" / "bench" / "decide_trace_lazy_opmw.json")
+                                 .read_text()))
+    assert report._pair_verdict([raw], 1) == "met"
+    assert report._window_verdict([raw], 2, "removals") == "met"
+    flipped = copy.deepcopy(raw)
+    by = {(r["rep"], r["arm"]): r for r in flipped["runs"]}
+    for rep in {r["rep"] for r in flipped["runs"]}:  # lazy's runs become Default's, and back
+        lazy, default = by[rep, "reuse-relaunch-lazy"], by[rep, "default-shared"]
+        lazy["values"], default["values"] = default["values"], lazy["values"]
+    assert report._pair_verdict([flipped], 1) == "missed"
