@@ -172,12 +172,12 @@ class InplaceRuntime:
         self._replaying = False
         self.source = source
         self.broker = None if source == "replay" else self._broker_input(bus_url, resumed)
-        # the shards' source bus: the broker input's, or an instance's (its coordinator's)
+        # the shards' source bus: the broker input's or (an instance) its coordinator's
         self.feed = self.broker.spec if self.broker else None if feed is None else dict(feed)
+        self.egress = self.broker is not None  # outputs published on MQTT
 
     def _broker_input(self, bus_url: str | None, resumed: bool) -> BrokerInput:
-        """A broker-fed run's input: the MQTT ingest into the bus, and the egress of the
-        running sinks' records (:mod:`reuse.runtime.engines.shared.broker_input`)."""
+        """A broker-fed run's ingest into the bus, and its egress (``broker_input``)."""
         from reuse.runtime.engines.shared.broker_input import BrokerInput
 
         return BrokerInput(self.root, self.source, needed=self._needed, outputs=self._outputs,

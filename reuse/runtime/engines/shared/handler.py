@@ -58,7 +58,7 @@ QUERY = "shared"
 
 def _worker(epoch: Epoch, states: dict[str, Any], opts: TaskOptions, t0: int, rate: float,
             sinks_dir: str | None, key: str, feed: dict[str, str] | None = None,
-            cursors: dict[str, str] | None = None,
+            cursors: dict[str, str] | None = None, egress: bool = False,
             ) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
     """The shards' work, run by Spark's Python workers. Each shard writes its sink records
     itself (``<sinks_dir>/<task>/<key>.jsonl``, atomically, under a name fixed by the batch, so a
@@ -67,7 +67,9 @@ def _worker(epoch: Epoch, states: dict[str, Any], opts: TaskOptions, t0: int, ra
 
     ``feed`` (a broker-fed run): the bus spec the source events are read from, each source's
     from its saved cursor (``cursors``); each shard returns the new cursors (rows of kind
-    ``cursor``), the same in every shard that read the source.
+    ``cursor``), the same in every shard that read the source. ``egress``: the run publishes
+    its outputs on MQTT, so each shard keeps its sink records in the bus for the driver's
+    egress (an instance across applications publishes to its output streams instead).
 
     ``sinks_dir=None`` (no shared disk): the records go back to the driver as rows of kind
     ``sink``, and the replay data is Spark's copy (:func:`worker_opts`)."""
@@ -96,7 +98,7 @@ def _worker(epoch: Epoch, states: dict[str, Any], opts: TaskOptions, t0: int, ra
                         rows.append((int(shard), "sink", task, "\n".join(lines) + "\n"))
                     else:
                         write_records(sinks_dir, task, key, "\n".join(lines) + "\n")
-                    if read is not None:  # kept in the bus, and published by the driver
+                    if read is not None and egress:  # kept in the bus for the driver's egress
                         read.keep(task, key, int(hi) - 1, lines)
                 rows += encode_rows(int(shard), {**res, "sinks": {}}, int(lo), int(hi))
                 rows.append((int(shard), "exec", executor_id(), ""))
@@ -136,6 +138,8 @@ class ShardEngine(Protocol):
     def hooks(self) -> BatchHooks | None: ...
     @property
     def feed(self) -> dict[str, str] | None: ...
+    @property
+    def egress(self) -> bool: ...
     @property
     def opts(self) -> TaskOptions: ...
     @property
@@ -248,7 +252,7 @@ class ShardHandler:
         elif not epoch.empty and hi > lo:
             rows = df.mapInPandas(_worker(epoch, states, self.engine.opts, self.engine.t0,
                                           self.engine.rate, self.engine.sinks_dir, key,
-                                          feed, dict(cursors)),
+                                          feed, dict(cursors), self.engine.egress),
                                   "shard int, kind string, name string, text string").collect()
             for shard, kind, name, text in rows:
                 if kind == "sink":  # no shared disk: the driver writes them
