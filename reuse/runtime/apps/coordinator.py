@@ -328,8 +328,8 @@ class Coordinator:
         return [c for c in self.children.values() if c.state == "live"]
 
     def adopt(self, recorded: Sequence[Recorded], events: Sequence[Mapping[str, Any]]) -> None:
-        """Take over the instances a dead coordinator recorded (:func:`recorded_instances`, from its
-        ``apps.json``) and its replacements so far: the live ones by PID (:class:`Adopted`;
+        """Take over the instances a dead coordinator recorded (:func:`recorded_instances`, from
+        its ``apps.json``) and its replacements so far: the live ones by PID (:class:`Adopted`;
         one that has ended since is found dead, or done, by the next :meth:`watch`). An
         instance it spawned after its last ``apps.json`` is not known here: it runs to the
         stop cut and exits by itself, and its id is not given again (ids come from the spec

@@ -14,7 +14,10 @@ replaying the decided steps rebuilds the planner without a second operation); ``
 holds the instances, which are adopted by PID when they still run (and replaced as usual when
 they do not), and so is the Redis (started again from its file when it died too); the
 consumers' view is read again from the streams' start. The step the
-coordinator died in is measured again and counts one failure.
+coordinator died in is measured again and counts one failure. A broker-fed run is the
+exception: its one ingest lives here (:func:`_feed_input`), so while the coordinator is dead
+the instances get no new events and their outputs pause (nothing is lost: the MQTT session is
+persistent, and the resumed coordinator's ingest takes it over).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,33 +47,10 @@ def test_a_broker_fed_run_needs_no_rate_and_survives_a_burst(spark: Any, tmp_pat
             phases.append((pub._next, rate))
             pub.run(seconds, rate=rate)
 
-    publishing = threading.Thread(target=publish, daemon=True)
     root = tmp_path / "run"
-    rt: Any = None
-    try:
-        publishing.start()
-        rt = InplaceRuntime(spark, RunSpec.of(root=root, shards=2, trigger_s=TRIGGER,
-                                              source=mqtt_broker, first_message_s=20,
-                                              stall_s=10))
-        assert rt.rate == 10.0 and rt.max_events == 0, "broker-fed: no bound from --rate"
-        rt.start_sources(["SYS"])
-        for f in flows.values():
-            rt.submit(f)
-        while publishing.is_alive():
-            rt.poll()
-            publishing.join(timeout=0.2)
-        last = rt.bound()
-        rt.wait_processed(last, timeout_s=10)  # a stall timeout, not a deadline
-        limit = last + 1
-        ledger = rt.ledger()
-    finally:
-        if rt is not None:
-            rt.close()
-        pub.halt()
-        publishing.join(timeout=10)
-        pub.close()
-    batches = [json.loads(line) for line in
-               (root / "batches.jsonl").read_text(encoding="utf-8").splitlines()]
+    rt, ledger, limit, batches = _run_fed(spark, root, mqtt_broker, flows, pub, publish,
+                                          wait_s=10)
+    assert rt.rate == 10.0 and rt.max_events == 0, "broker-fed: no bound from --rate"
     sizes = [b["hi"] - b["lo"] for b in batches]
     # at 200/s and in the burst, batches claimed far more than two triggers of --rate (20)
     assert max(sizes) > 10 * 2 * rt.rate * TRIGGER, sizes
@@ -108,31 +86,10 @@ def test_a_latency_budget_paces_a_broker_fed_run_by_arrival(spark: Any, tmp_path
     trigger (unpaced: 1 s apart); the outputs still equal the reference."""
     flows = riot_flows("stats-sys")
     pub = Publisher(mqtt_broker, [Stream("SYS", "SYS")], rate=20.0).connect()
-    publishing = threading.Thread(target=pub.run, args=(12.0,), daemon=True)
     root = tmp_path / "run"
-    rt: Any = None
-    try:
-        publishing.start()
-        rt = InplaceRuntime(spark, RunSpec.of(root=root, shards=2, trigger_s=TRIGGER,
-                                              source=mqtt_broker, first_message_s=20,
-                                              stall_s=10, latency_budget_s=BUDGET))
-        rt.start_sources(["SYS"])
-        rt.submit(flows["stats-sys"])
-        while publishing.is_alive():
-            rt.poll()
-            publishing.join(timeout=0.2)
-        last = rt.bound()
-        rt.wait_processed(last, timeout_s=20)  # a stall timeout, not a deadline
-        limit = last + 1
-        ledger = rt.ledger()
-    finally:
-        if rt is not None:
-            rt.close()
-        pub.halt()
-        publishing.join(timeout=10)
-        pub.close()
-    ran = [json.loads(line) for line in
-           (root / "batches.jsonl").read_text(encoding="utf-8").splitlines()]
+    _, ledger, limit, ran = _run_fed(spark, root, mqtt_broker, flows, pub,
+                                     lambda: pub.run(12.0), wait_s=20,
+                                     latency_budget_s=BUDGET)
     starts = [b["ms"] for b in ran if b["hi"] > b["lo"]]
     gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
     # a load can only stretch the gaps; without the pace they are one trigger
@@ -141,3 +98,37 @@ def test_a_latency_budget_paces_a_broker_fed_run_by_arrival(spark: Any, tmp_path
     assert acc["stats-sys"]["expected"] > 0, acc
     assert (acc["stats-sys"]["lost"], acc["stats-sys"]["duplicated"]) == (0, 0), acc
     assert leaked_records(root, ledger, limit) == {}
+
+
+def _run_fed(spark: Any, root: Path, broker: str, flows: dict[str, Any], pub: Publisher,
+             publish: Callable[[], None], *, wait_s: float, **spec: Any,
+             ) -> tuple[InplaceRuntime, dict[str, Any], int, list[dict[str, Any]]]:
+    """Run every dataflow of ``flows`` on a broker-fed shared query (SYS, two shards) while
+    ``publish`` runs in a thread; once it is done and what arrived is processed (``wait_s``:
+    a stall timeout, not a deadline), close both: the engine, its ledger, the limit and the
+    batches of ``batches.jsonl``."""
+    publishing = threading.Thread(target=publish, daemon=True)
+    rt: Any = None
+    try:
+        publishing.start()
+        rt = InplaceRuntime(spark, RunSpec.of(root=root, shards=2, trigger_s=TRIGGER,
+                                              source=broker, first_message_s=20, stall_s=10,
+                                              **spec))
+        rt.start_sources(["SYS"])
+        for f in flows.values():
+            rt.submit(f)
+        while publishing.is_alive():
+            rt.poll()
+            publishing.join(timeout=0.2)
+        last = rt.bound()
+        rt.wait_processed(last, timeout_s=wait_s)
+        ledger = rt.ledger()
+    finally:
+        if rt is not None:
+            rt.close()
+        pub.halt()
+        publishing.join(timeout=10)
+        pub.close()
+    batches = [json.loads(line) for line in
+               (root / "batches.jsonl").read_text(encoding="utf-8").splitlines()]
+    return rt, ledger, last + 1, batches
