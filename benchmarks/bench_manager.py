@@ -7,6 +7,10 @@ the per-op times and the reference/fast ratio measured in the same run, then the
 time at a fixed N for growing submitted-DAG sizes (it should grow with the DAG, not with N).
 
     .venv/bin/python benchmarks/bench_manager.py [--sizes 100,1000,10000,100000] [--ref-max 1000]
+        [--json docs/bench/manager.json]
+
+With ``--json`` it writes its rows as a raw file with the command, commit and machine
+(``benchmarks/provenance.py``), which ``benchmarks/report.py`` renders into BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from provenance import raw_file  # noqa: E402
 
 from reuse.core.dataflow import Dataflow, Task  # noqa: E402
 from reuse.core.equivalence import dedup  # noqa: E402
@@ -81,7 +87,10 @@ def main() -> None:
     ap.add_argument("--sizes", default="100,1000,10000,100000")
     ap.add_argument("--ref-max", type=int, default=1000, help="largest N for the reference")
     ap.add_argument("--repeats", type=int, default=300)
+    ap.add_argument("--json", default=None, help="write the rows as a raw file here")
     args = ap.parse_args()
+    rows: list[dict[str, float | int | None]] = []
+    growth: list[dict[str, float | int]] = []
     sizes = [int(s) for s in args.sizes.split(",")]
     print("running_tasks  submitted_dags  fast_us_per_op(mean/p99)  reference_ms_per_op  ratio")
     for n in sizes:
@@ -92,6 +101,7 @@ def main() -> None:
         mean_fast = statistics.mean(t_fast)
         p99 = sorted(t_fast)[int(0.99 * len(t_fast))]
         line = f"{fast.task_count:>13}  {k:>14}  {mean_fast * 1e6:>12.1f} / {p99 * 1e6:<10.1f}"
+        mean_ref = None
         if ref is not None:
             t_ref = time_ops(ref, probes[:10])
             mean_ref = statistics.mean(t_ref)
@@ -99,6 +109,10 @@ def main() -> None:
         else:
             line += f"  {'(not run)':>18}  {'-':>6}"
         print(line, flush=True)
+        rows.append({"running_tasks": fast.task_count, "submitted_dags": k,
+                     "fast_mean_us": mean_fast * 1e6, "fast_p99_us": p99 * 1e6,
+                     "ops": len(t_fast), "reference_mean_ms":
+                     None if mean_ref is None else mean_ref * 1e3, "reference_ops": 10})
 
     n = sizes[-1]
     fast, _, _ = build(n, seed=n, make_ref=False)
@@ -109,6 +123,10 @@ def main() -> None:
         probes = [synthetic_dag(rng, f"sz{size}_{i}", size) for i in range(args.repeats)]
         mean = statistics.mean(time_ops(fast, probes))
         print(f"{size:>9}  {mean * 1e6:>15.1f}  {mean * 1e6 / size:>11.1f}")
+        growth.append({"dag_tasks": size, "mean_us": mean * 1e6,
+                       "running_tasks": fast.task_count})
+    if args.json:
+        print(f"wrote {raw_file(args.json, {'rows': rows, 'growth': growth}, args=vars(args))}")
 
 
 if __name__ == "__main__":

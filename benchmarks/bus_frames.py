@@ -15,6 +15,9 @@ Both publishes are counted, so the figure is conservative for a chain of hops.
     PYTHONPATH=. .venv/bin/python benchmarks/bus_frames.py [--data data/riotbench]
     PYTHONPATH=. .venv/bin/python benchmarks/bus_frames.py --batches 100 1000 \\
         --hop-batches 1000 --hop-events 20000 --min-time 0.02        # a quick check
+
+``--json PATH`` writes both tables' rows as a raw file with the command, commit and machine
+(``benchmarks/provenance.py``), which ``benchmarks/report.py`` renders into BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -24,9 +27,11 @@ import json
 import os
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -36,6 +41,9 @@ from reuse.core.paths import riotbench_dir
 from reuse.runtime.common.execution import source_event
 from reuse.runtime.dataplane.bus import FileBus
 from reuse.runtime.dataplane.frames import ENTROPY_THRESHOLD, decode_frame, encode_frame, entropy
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from provenance import raw_file  # noqa: E402
 
 STREAMS = ("SYS", "TAXI", "FIT")
 
@@ -67,7 +75,8 @@ def codec_rate(events: Sequence[str] | Sequence[bytes], compress: bool, min_time
     return per_second(once, len(events), min_time)
 
 
-def entropy_table(batches: Sequence[int], data_dir: str, min_time: float) -> None:
+def entropy_table(batches: Sequence[int], data_dir: str, min_time: float,
+                  ) -> list[dict[str, Any]]:
     print(f"(a) entropy gate (threshold {ENTROPY_THRESHOLD} bits/byte); sizes in bytes, "
           "throughput = encode+decode, events/s of CPU")
     print(f"{'stream':7} {'batch':>6} {'ev B':>5} {'H':>5} {'json-lines':>11} {'frame':>11} "
@@ -77,6 +86,7 @@ def entropy_table(batches: Sequence[int], data_dir: str, min_time: float) -> Non
                                                    for s in STREAMS}
     sizes = [len(e) for e in streams["SYS"]]
     streams["random"] = [os.urandom(n) for n in sizes]
+    rows: list[dict[str, Any]] = []
     for name, all_events in streams.items():
         for n in batches:
             events = all_events[:n]
@@ -89,6 +99,11 @@ def entropy_table(batches: Sequence[int], data_dir: str, min_time: float) -> Non
                   f"{entropy(raw):5.2f} {len(raw):11d} {len(plain):11d} {len(packed):10d} "
                   f"{len(plain) / len(packed):6.2f} {'lz4' if gated else 'plain':>5} "
                   f"{rates[0]:11,.0f} {rates[1]:11,.0f}")
+            rows.append({"stream": name, "batch": n, "entropy": entropy(raw),
+                         "json_lines_b": len(raw), "frame_b": len(plain),
+                         "frame_lz4_b": len(packed), "gate": "lz4" if gated else "plain",
+                         "plain_ev_s": rates[0], "lz4_ev_s": rates[1]})
+    return rows
 
 
 def hop_events(n: int, size: int, data_dir: str) -> list[str]:
@@ -111,13 +126,15 @@ def _field(values: Sequence[str]) -> list[bytes]:
     return out
 
 
-def relay(batches: Sequence[int], total: int, size: int, data_dir: str) -> None:
+def relay(batches: Sequence[int], total: int, size: int, data_dir: str,
+          ) -> list[dict[str, Any]]:
     print(f"(b) relay hop on a FileBus (publish, read, decode, task, encode, publish), "
           f"~{size}-byte events, {total:,} events per cell, events/s of CPU")
     print(f"{'task':6} {'batch':>6} {'mode':>7} {'frame B':>9} {'ev/s':>11}")
     events = hop_events(max(batches), size, data_dir)
     tasks: dict[str, Callable[[Any], Sequence[str] | Sequence[bytes]]] = {
         "pass": lambda values: values, "field": _field}
+    rows: list[dict[str, Any]] = []
     for task_name, task in tasks.items():
         for n in batches:
             for compress in (None, False):
@@ -141,6 +158,9 @@ def relay(batches: Sequence[int], total: int, size: int, data_dir: str) -> None:
                     shutil.rmtree(root, ignore_errors=True)
                 mode = "gate" if compress is None else "plain"
                 print(f"{task_name:6} {n:6d} {mode:>7} {size_b:9d} {msgs * n / spent:11,.0f}")
+                rows.append({"task": task_name, "batch": n, "frames": mode,
+                             "frame_b": size_b, "ev_s": msgs * n / spent, "events": msgs * n})
+    return rows
 
 
 def main() -> None:
@@ -152,12 +172,17 @@ def main() -> None:
     ap.add_argument("--hop-batches", type=int, nargs="+", default=[1000, 10000])
     ap.add_argument("--hop-events", type=int, default=200_000)
     ap.add_argument("--event-bytes", type=int, default=200)
+    ap.add_argument("--json", default=None, help="write both tables' rows as a raw file here")
     args = ap.parse_args()
     data_dir = str(riotbench_dir(args.data))
     print(f"pyarrow {pa.__version__}, data {data_dir}")
-    entropy_table(args.batches, data_dir, args.min_time)
+    gate = entropy_table(args.batches, data_dir, args.min_time)
     print()
-    relay(args.hop_batches, args.hop_events, args.event_bytes, data_dir)
+    hop = relay(args.hop_batches, args.hop_events, args.event_bytes, data_dir)
+    if args.json:
+        got = {"pyarrow": pa.__version__, "threshold": ENTROPY_THRESHOLD, "entropy": gate,
+               "relay": hop}
+        print(f"wrote {raw_file(args.json, got, args=vars(args))}")
 
 
 if __name__ == "__main__":

@@ -4,16 +4,26 @@ Prints the resolution time of every strategy on the same seeded (infrastructure,
 pairs and the AL of each strategy as a ratio to AELS+RP+LA's, for several configurations.
 
     .venv/bin/python benchmarks/placement_speed.py [--configs 5] [--seed 0] [--skip-full]
+        [--json docs/bench/placement_speed.json]
+
+With ``--json`` it writes every cell as a raw file with the command, commit and machine
+(``benchmarks/provenance.py``), which ``benchmarks/report.py`` renders into BENCHMARKS.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import platform
+import sys
 import time
+from pathlib import Path
+from typing import Any
 
 from reuse.placement.generators import make_application, make_infrastructure
 from reuse.placement.registry import STRATEGIES, get_strategy
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from provenance import raw_file  # noqa: E402
 
 
 def main() -> None:
@@ -21,7 +31,9 @@ def main() -> None:
     ap.add_argument("--configs", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--skip-full", action="store_true", help="skip AELS and AELS+RP")
+    ap.add_argument("--json", default=None, help="write every cell as a raw file here")
     args = ap.parse_args()
+    cells_out: list[dict[str, Any]] = []
     t = time.perf_counter()
     infra = make_infrastructure(500, 500, 500, seed=args.seed)
     print(f"{infra.describe()} (generated in {time.perf_counter() - t:.2f} s); "
@@ -37,14 +49,20 @@ def main() -> None:
         cells = []
         for s in names:
             r = res[s]
+            ratio = r.latency / la.latency if r.ok and la.ok else None
+            cells_out.append({"config": c, "strategy": s, "ok": bool(r.ok),
+                              "seconds": r.resolution_time, "al_ratio": ratio,
+                              "constraint": None if r.ok else r.constraint})
             if not r.ok:
                 cells.append(f"{'FAIL ' + r.constraint:>22}")
             else:
-                ratio = r.latency / la.latency if la.ok else float("nan")
-                cells.append(f"{r.resolution_time:7.3f}s AL x{ratio:7.4f}")
+                cells.append(f"{r.resolution_time:7.3f}s AL x{ratio or float('nan'):7.4f}")
         print(f"{c:>6} " + " ".join(cells))
     print(f"AELS+RP+LA worst resolution time: {worst:.3f} s (goal < 10 s); "
           "AL ratios are AL(strategy) / AL(AELS+RP+LA) on the same application")
+    if args.json:
+        got = {"infrastructure": infra.describe(), "strategies": names, "cells": cells_out}
+        print(f"wrote {raw_file(args.json, got, args=vars(args))}")
 
 
 if __name__ == "__main__":

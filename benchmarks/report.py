@@ -353,6 +353,157 @@ def _floor_bound_verdict(raws: list[Any]) -> str:
     return "missed" if above_everywhere else "met" if all_within else "not decided"
 
 
+#: issue 11's bound on the shared query's saving: cores saved at least this share of the work
+#: saved (the floor's Default - Reuse), judged against the columnar floor's work since issue 35
+_SAVING_BOUND = 0.9
+
+
+def _saving_ratios(cells: dict[str, Any], rate: float, base: str = "default-inplace",
+                   arm: str = "reuse-inplace") -> tuple[list[float], list[float]]:
+    """Run by run (paired by repetition), ``(base - arm)`` cores over the work saved at
+    ``rate``: against the per-event floor's work, and against the columnar floor's."""
+    by = {(int(c.get("rep", 1)), c["mode"]): float(c["cores"])
+          for c in _cells(cells, base, rate) + _cells(cells, arm, rate)}
+    saved = [by[i, base] - by[i, arm] for i, m in sorted(by) if m == base and (i, arm) in by]
+    floor = cells["floor"]
+    work = float(floor["work_saved_cores"].get(f"{rate:g}") or
+                 (float(floor["default"]["ms_per_seq"]) - float(floor["reuse"]["ms_per_seq"]))
+                 * rate / 1000.0)
+    dc, rc = (floor[s].get("columnar") for s in ("default", "reuse"))
+    col = (float(dc["ms_per_seq"]) - float(rc["ms_per_seq"])) * rate / 1000.0 if dc and rc \
+        else None
+    return [s / work for s in saved], ([s / col for s in saved] if col else [])
+
+
+def _decided_saving(raws: list[Any]) -> str:
+    """A decided rate cell with Default and Reuse on the shared query (``decide.py
+    rates-*-inplace``): per rate each mode's cores (median [min, max]) against both floors,
+    then the cores Reuse saved over the work it saved, paired run by run, against both floors.
+    The paired differences themselves are :func:`_decided`'s table."""
+    raw = raws[0]
+    cells = raw["delegated"]
+    rows = []
+    for rate, mode, got, per_event, col in _floor_cells(cells):
+        vals = [float(c["cores"]) for c in got]
+        if not vals:
+            continue
+        rows.append([f"{rate:g}", mode, _spread(vals), _spread([v / per_event for v in vals], 2),
+                     _spread([v / col for v in vals], 2) if col else "-",
+                     f"{sum(1 for c in got if c['sustained'])} of {len(got)}"])
+    table = _table(["rate/s", "mode", "cores", "x floor per event", "x floor columnar",
+                    "sustained"], ["---:", "---", "---:", "---:", "---:", "---"], rows)
+    saving = []
+    for rate in sorted({float(c["rate"]) for c in cells["cells"]}):
+        per_event, col = _saving_ratios(cells, rate)
+        if per_event:
+            saving.append([f"{rate:g}", str(len(per_event)), _spread(per_event, 2),
+                           _spread(col, 2) if col else "-"])
+    table2 = _table(["rate/s", "pairs", "saved / work saved (per-event floor)",
+                     "saved / work saved (columnar floor)"], ["---:", "---:", "---:", "---:"],
+                    saving)
+    return (f"{raw['reps']} interleaved fresh-JVM runs per mode and rate (`benchmarks/decide.py "
+            f"{raw['comparison']['name']}`), trigger {cells['args']['trigger']:g} s, a "
+            f"{cells['args']['window']:g} s window after {cells['args']['settle']:g} s; both "
+            f"floors are `benchmarks/limit.py`'s, measured by the same run.\n\n" + table
+            + "\n\nCores saved (default-inplace - reuse-inplace, run by run) over the work "
+            "saved (the floor's Default - Reuse at the same rate):\n\n" + table2)
+
+
+def _saving_verdict(raws: list[Any]) -> str:
+    """"Cores saved at least 0.9x the work saved" (issue 11), against the columnar floor's work
+    (issue 35): met when every paired run at every rate reaches it, missed when every paired
+    run at some rate falls short, else not decided."""
+    cells = raws[0]["delegated"]
+    short_everywhere, all_reach = False, True
+    for rate in sorted({float(c["rate"]) for c in cells["cells"]}):
+        _, col = _saving_ratios(cells, rate)
+        if len(col) < 3:
+            return "not decided"
+        all_reach = all_reach and min(col) >= _SAVING_BOUND
+        short_everywhere = short_everywhere or max(col) < _SAVING_BOUND
+    return "missed" if short_everywhere else "met" if all_reach else "not decided"
+
+
+def _mode_floor_verdict(raws: list[Any], mode: str = "reuse-inplace") -> str:
+    """"``mode`` at most 2x the floor" against the columnar floor, by
+    :func:`_floor_bound_verdict`'s rule, on ``mode``'s runs only."""
+    cells = raws[0]["delegated"]
+    only = {**cells, "cells": [c for c in cells["cells"] if c["mode"] == mode]}
+    return _floor_bound_verdict([{**raws[0], "delegated": only}])
+
+
+def _seq_peak_savings(cells: dict[str, Any], arm: str, base: str = "default-shared",
+                      ) -> list[tuple[float, float, float]]:
+    """Run by run (paired by repetition): ``arm``'s core saving against ``base`` at the SEQ
+    peak, and its ratio to the task saving with sources and without (``runtime_seq_peak.py``'s
+    counts; sources are shared replay streams in both modes there, so the saving without
+    sources is the like-for-like one)."""
+    runs = cells.get("runs") or {}
+    by_b = {int(r.get("rep", 1)): float(r["peak"]["cores"]) for r in runs.get(base, [])}
+    task = 1 - cells["reuse_tasks"] / cells["default_tasks"]
+    nonsource = 1 - cells["reuse_nonsource_tasks"] / cells["default_nonsource_tasks"]
+    out = []
+    for r in runs.get(arm, []):
+        d = by_b.get(int(r.get("rep", 1)))
+        if d:
+            saving = 1 - float(r["peak"]["cores"]) / d
+            out.append((saving, saving / task, saving / nonsource))
+    return out
+
+
+def _decided_seq_peak(raws: list[Any]) -> str:
+    """A decided SEQ peak (``decide.py seq-peak-*``): each mode's peak cores and queries over
+    the interleaved runs, then each Reuse mode's core saving against Default, run by run, and
+    its ratio to the task saving (with and without sources)."""
+    raw = raws[0]
+    cells = raw["delegated"]
+    runs = cells["runs"]
+    rows = []
+    for mode, rs in runs.items():
+        vals = [float(r["peak"]["cores"]) for r in rs]
+        queries = sorted({int(r["peak"]["queries"]) for r in rs})
+        if vals:
+            rows.append([mode, _spread(vals), "/".join(map(str, queries)), str(len(vals))])
+    table = _table(["mode", "peak cores", "queries", "runs"], ["---", "---:", "---:", "---:"],
+                   rows)
+    task = 1 - cells["reuse_tasks"] / cells["default_tasks"]
+    nonsource = 1 - cells["reuse_nonsource_tasks"] / cells["default_nonsource_tasks"]
+    saving = []
+    for arm in (a for a in runs if a.startswith("reuse")):
+        s = _seq_peak_savings(cells, arm)
+        if s:
+            saving.append([arm, str(len(s)), _spread([x[0] for x in s]),
+                           _spread([x[1] for x in s], 2), _spread([x[2] for x in s], 2)])
+    table2 = _table(["against default-shared", "pairs", "core saving", "/ task saving",
+                     "/ task saving without sources"], ["---", "---:", "---:", "---:", "---:"],
+                    saving)
+    a = cells["args"]
+    return (f"{raw['reps']} interleaved fresh-JVM runs per mode (`benchmarks/decide.py "
+            f"{raw['comparison']['name']}`): {a['rate']:g} events/s per source, trigger "
+            f"{a['trigger']:g} s, every DAG submitted, then a {a['window']:g} s window after "
+            f"{a['settle']:g} s. Tasks {cells['default_tasks']} -> {cells['reuse_tasks']} "
+            f"({task:.1%} saved), without sources {cells['default_nonsource_tasks']} -> "
+            f"{cells['reuse_nonsource_tasks']} ({nonsource:.1%}).\n\n" + table
+            + "\n\nCore saving (1 - Reuse / Default, run by run) and its ratio to the task "
+            "saving:\n\n" + table2)
+
+
+#: issue 4's bound: the core saving at least this share of the task saving
+_SEQ_SAVING_BOUND = 0.9
+
+
+def _seq_saving_verdict(raws: list[Any], arm: str) -> str:
+    """"``arm``'s core saving at least 90% of the task saving" (issue 4), against the task
+    saving without sources (the like-for-like one, :func:`_seq_peak_savings`): met when every
+    paired run reaches it, missed when none does, else not decided (fewer than three pairs:
+    not decided)."""
+    s = [x[2] for x in _seq_peak_savings(raws[0]["delegated"], arm)]
+    if len(s) < 3:
+        return "not decided"
+    return ("met" if min(s) >= _SEQ_SAVING_BOUND else
+            "missed" if max(s) < _SEQ_SAVING_BOUND else "not decided")
+
+
 def _rates_apps_opmw(raws: list[Any]) -> str:
     raw = raws[0]
     base = _cores(raw, "default-inplace")[0]
@@ -903,6 +1054,183 @@ def _spread_cell(m: dict[str, Any]) -> str:
     return f"{_f(sp['median'])} [{_f(sp['min'])}, {_f(sp['max'])}]"
 
 
+def _manager(raws: list[Any]) -> str:
+    """``bench_manager.py --json``: merge + unmerge per op as running tasks grow (fast manager
+    and the literal reference, same DAGs, same run), then the fast manager's growth with the
+    submitted DAG's size."""
+    res = raws[0]["results"]
+    rows = []
+    for r in res["rows"]:
+        ref = r["reference_mean_ms"]
+        rows.append([_n(r["running_tasks"]), _n(r["submitted_dags"]),
+                     f"{r['fast_mean_us']:.1f} / {r['fast_p99_us']:.1f}",
+                     "not run" if ref is None else f"{ref:.2f}",
+                     "-" if ref is None else f"{ref * 1e3 / r['fast_mean_us']:.0f}x"])
+    growth = [[str(g["dag_tasks"]), f"{g['mean_us']:.1f}", f"{g['mean_us'] / g['dag_tasks']:.1f}"]
+              for g in res["growth"]]
+    n = res["growth"][0]["running_tasks"] if res["growth"] else 0
+    return (_table(["running tasks", "submitted DAGs", "fast: us per op (mean / p99)",
+                    "literal reference: ms per op", "reference / fast"],
+                   ["---:"] * 5, rows)
+            + f"\n\nGrowth with the submitted DAG's size, fast manager at {_n(n)} running "
+            "tasks (same run):\n\n"
+            + _table(["submitted DAG tasks", "us per op", "us per task"], ["---:"] * 3, growth))
+
+
+#: issue 2's target: merge + unmerge of a 10-task DAG under 1 ms at 100,000 running tasks
+_MANAGER_BOUND_US = 1000.0
+
+
+def _manager_verdict(raws: list[Any]) -> str:
+    """Met when the largest state measured holds at least 100,000 running tasks and its p99
+    (not only its mean) is under the bound; missed when its mean is over it."""
+    rows = raws[0]["results"]["rows"]
+    big = max(rows, key=lambda r: r["running_tasks"])
+    if big["running_tasks"] < 100_000:
+        return "not decided"
+    return ("met" if big["fast_p99_us"] < _MANAGER_BOUND_US else
+            "missed" if big["fast_mean_us"] >= _MANAGER_BOUND_US else "not decided")
+
+
+def _placement_speed(raws: list[Any]) -> str:
+    """``placement_speed.py --json``: per configuration and strategy, the resolution time and
+    the AL as a ratio to AELS+RP+LA's on the same application."""
+    res = raws[0]["results"]
+    names = res["strategies"]
+    by = {(c["config"], c["strategy"]): c for c in res["cells"]}
+    rows = []
+    for cfg in sorted({c["config"] for c in res["cells"]}):
+        row = [str(cfg)]
+        for s in names:
+            c = by[cfg, s]
+            row.append(f"FAIL {c['constraint']}" if not c["ok"] else
+                       f"{c['seconds']:.3f} s x{c['al_ratio']:.4f}")
+        rows.append(row)
+    la = [c["seconds"] for c in res["cells"] if c["strategy"] == "aels+rp+la" and c["ok"]]
+    return (_table(["config", *names], ["---:", *["---"] * len(names)], rows)
+            + f"\n\nAELS+RP+LA's worst time: {max(la):.3f} s over {len(la)} configurations "
+            f"({res['infrastructure']}).")
+
+
+#: issue 6's speed goal: a 50-operator application placed in under this many seconds
+_PLACEMENT_BOUND_S = 10.0
+
+
+def _placement_speed_verdict(raws: list[Any]) -> str:
+    """Met when AELS+RP+LA placed every configuration, the slowest under the bound."""
+    cells = [c for c in raws[0]["results"]["cells"] if c["strategy"] == "aels+rp+la"]
+    if not cells:
+        return "not decided"
+    ok = all(c["ok"] for c in cells) and max(c["seconds"] for c in cells) < _PLACEMENT_BOUND_S
+    return "met" if ok else "missed"
+
+
+def _bus_frames(raws: list[Any]) -> str:
+    """``bus_frames.py --json`` part (a): the entropy gate per stream and batch size."""
+    rows = [[r["stream"], _n(r["batch"]), f"{r['entropy']:.2f}", _n(r["json_lines_b"]),
+             _n(r["frame_b"]), _n(r["frame_lz4_b"]), f"{r['frame_b'] / r['frame_lz4_b']:.1f}",
+             r["gate"].upper() if r["gate"] == "lz4" else r["gate"], _n(r["plain_ev_s"]),
+             _n(r["lz4_ev_s"])] for r in raws[0]["results"]["entropy"]]
+    return _table(["stream", "batch", "entropy (bits/B)", "JSON lines (B)", "frame (B)",
+                   "frame + LZ4 (B)", "ratio", "gate", "plain ev/s", "LZ4 ev/s"],
+                  ["---", "---:", "---:", "---:", "---:", "---:", "---:", "---", "---:", "---:"],
+                  rows)
+
+
+#: issue 12's relay-hop target: events per second of CPU at ~200-byte events
+_HOP_BOUND = 100_000
+
+
+def _relay_hop(raws: list[Any]) -> str:
+    """``bus_frames.py --json`` part (b): the relay hop's events per second of CPU."""
+    names = {"pass": "pass-through", "field": "add a field"}
+    rows = [[names.get(r["task"], r["task"]), _n(r["batch"]),
+             "gated" if r["frames"] == "gate" else "plain", _n(r["frame_b"]), _n(r["ev_s"])]
+            for r in raws[0]["results"]["relay"]]
+    return _table(["task", "batch", "frames", "frame (B)", "events/s per core"],
+                  ["---", "---:", "---", "---:", "---:"], rows)
+
+
+def _relay_hop_verdict(raws: list[Any]) -> str:
+    """Met when every cell reaches the bound, missed when none does."""
+    rates = [r["ev_s"] for r in raws[0]["results"]["relay"]]
+    return ("not decided" if not rates else "met" if min(rates) >= _HOP_BOUND else
+            "missed" if max(rates) < _HOP_BOUND else "not decided")
+
+
+def _frames_throughput_verdict(raws: list[Any]) -> str:
+    """"No loss of throughput" from the gate: met when every gated (LZ4) cell encodes and
+    decodes at least as fast as plain, missed when some RIoTBench cell is slower."""
+    rows = [r for r in raws[0]["results"]["entropy"] if r["gate"] == "lz4"]
+    return "met" if all(r["lz4_ev_s"] >= r["plain_ev_s"] for r in rows) else "missed"
+
+
+def _spread_of(d: dict[str, Any], digits: int = 3) -> str:
+    """A ``Spread.to_dict()`` as ``median [min, max]`` (one value as itself)."""
+    if d["n"] == 1:
+        return _f(d["median"], digits)
+    return f"{_f(d['median'], digits)} [{_f(d['min'], digits)}, {_f(d['max'], digits)}]"
+
+
+def _shard_cost(raws: list[Any]) -> str:
+    """``shard_cost.py --json``, one file per shard count: the floor, the shard worker and
+    their ratio, each repetition against the floor run just before it."""
+    rows = [[str(r["shards"]), r["mode"], str(r["floor_ms"]["n"]), _spread_of(r["floor_ms"]),
+             _spread_of(r["shard_ms"]), _spread_of(r["ratio"]), _spread_of(r["whole_ratio"])]
+            for r in (x["results"] for x in raws)]
+    return _table(["shards", "mode", "repetitions", "floor ms/`seq`", "shard ms/`seq`",
+                   "shard / floor", "whole loop / floor"],
+                  ["---:", "---", "---:", "---:", "---:", "---:", "---:"], rows)
+
+
+#: issue 22's bound: the shard worker's CPU per ``seq`` at most this many times the floor's
+_SHARD_BOUND = 1.3
+
+
+def _shard_cost_verdict(raws: list[Any]) -> str:
+    """Met when every repetition of every file is within the bound, missed when every
+    repetition of some file is above it, else not decided."""
+    ratios = [x["results"]["ratio"] for x in raws]
+    if any(r["n"] < 3 for r in ratios):
+        return "not decided"
+    if all(r["max"] <= _SHARD_BOUND for r in ratios):
+        return "met"
+    return "missed" if any(r["min"] > _SHARD_BOUND for r in ratios) else "not decided"
+
+
+def _stage_cost(raws: list[Any]) -> str:
+    """``stage_cost.py --json``: the floor, the unsplit shard and the staged executor on 1 and
+    2 partitions, interleaved per repetition."""
+    res = raws[0]["results"]
+    ways = [k for k in res if isinstance(res[k], dict) and "ms" in res[k]]
+    rows = []
+    for w in ways:
+        r = res[w]
+        rows.append([w, _spread_of(r["ms"]), _spread_of(r["ratio"]),
+                     _spread_of(r["critical_ms"]) if "critical_ms" in r else "",
+                     _spread_of(r["balance"]) if "balance" in r else "",
+                     f"{_n(r['bytes']['median'])} ({_n(r['crossed']['median'])})"
+                     if "bytes" in r else ""])
+    return (f"{res['mode']}, {res['keying']} keying, batches of {res['batch']} `seq`.\n\n"
+            + _table(["way", "CPU ms/`seq`", "x floor", "critical ms/`seq`", "balance",
+                      "bytes/`seq` (to the other partition)"],
+                     ["---", "---:", "---:", "---:", "---:", "---:"], rows))
+
+
+#: issue 22's bound on the staged executor: the critical path on 2 partitions, ms per seq
+_CRITICAL_BOUND_MS = 0.66
+
+
+def _stage_cost_verdict(raws: list[Any]) -> str:
+    """Met when every repetition's critical path on 2 partitions is within the bound, missed
+    when every one is above it, else not decided."""
+    c = raws[0]["results"].get("staged-2", {}).get("critical_ms")
+    if not c or c["n"] < 3:
+        return "not decided"
+    return ("met" if c["max"] <= _CRITICAL_BOUND_MS else
+            "missed" if c["min"] > _CRITICAL_BOUND_MS else "not decided")
+
+
 def _view_latency(raws: list[Any]) -> str:
     """Issue 36 (issue 23's open target): from a submit to the live view showing the tasks."""
     r = raws[0]
@@ -975,6 +1303,33 @@ def registry() -> dict[str, Entry]:
               verdict=lambda raws: _pair_verdict(raws, 1)),
         Entry("decide_trace_lazy_opmw_removals", ("decide_trace_lazy_opmw.json",),
               verdict=lambda raws: _window_verdict(raws, 2, "removals")),
+        # decided rate cells on the shared query (issue 11): the paired differences, the
+        # saving against the work saved, and the floor bound on Reuse's runs
+        *(e for w in ("riot", "opmw") for e in (
+            Entry(f"decide_rates_{w}_inplace", (f"decide_rates_{w}_inplace.json",), _decided),
+            Entry(f"decide_rates_{w}_inplace_saving", (f"decide_rates_{w}_inplace.json",),
+                  _decided_saving, verdict=_saving_verdict),
+            Entry(f"decide_rates_{w}_inplace_floor", (f"decide_rates_{w}_inplace.json",),
+                  verdict=_mode_floor_verdict))),
+        # decided SEQ peaks (issue 4): peak cores, the core saving against the task saving
+        *(e for w in ("riot", "opmw") for e in (
+            Entry(f"decide_seq_peak_{w}", (f"decide_seq_peak_{w}.json",), _decided_seq_peak),
+            Entry(f"decide_seq_peak_{w}_relaunch", (f"decide_seq_peak_{w}.json",),
+                  verdict=lambda raws: _seq_saving_verdict(raws, "reuse-relaunch")),
+            Entry(f"decide_seq_peak_{w}_partial", (f"decide_seq_peak_{w}.json",),
+                  verdict=lambda raws: _seq_saving_verdict(raws, "reuse")))),
+        # benchmarks without Spark, raw files since issue 33: the manager (issue 2), placement
+        # speed (issue 6), bus frames and the relay hop (issue 12), the shard worker and the
+        # staged executor against the floor (issue 22)
+        Entry("manager", ("manager.json",), _manager, verdict=_manager_verdict),
+        Entry("placement_speed", ("placement_speed.json",), _placement_speed,
+              verdict=_placement_speed_verdict),
+        Entry("bus_frames", ("bus_frames.json",), _bus_frames,
+              verdict=_frames_throughput_verdict),
+        Entry("relay_hop", ("bus_frames.json",), _relay_hop, verdict=_relay_hop_verdict),
+        Entry("shard_cost", ("shard_cost_1.json", "shard_cost_2.json"), _shard_cost,
+              verdict=_shard_cost_verdict),
+        Entry("stage_cost", ("stage_cost.json",), _stage_cost, verdict=_stage_cost_verdict),
         # benchmarks/tenants.py --json and bench_containment.py --json (issue 25)
         Entry("tenants", ("tenants.json",), _tenants),
         Entry("containment_cost", ("containment_cost.json",), _containment_cost),

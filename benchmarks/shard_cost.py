@@ -35,7 +35,9 @@ import gc
 import io
 import json
 import pstats
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from reuse.core.paths import riotbench_dir
@@ -204,9 +206,11 @@ def main() -> None:
         out = io.StringIO()
         pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(args.top)
         print(out.getvalue())
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(res, fh, indent=1)
+    if args.json:  # a raw file: the command, commit and machine beside the results
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from provenance import raw_file
+
+        print(f"wrote {raw_file(args.json, res, args=vars(args))}")
 
 
 if __name__ == "__main__":

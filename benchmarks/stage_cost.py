@@ -223,9 +223,11 @@ def main() -> None:
             res[f"breakdown-{n}"] = b
             print(f"staged-{n} ms/seq, all partitions: " + ", ".join(
                 f"{k} {v:.3f}" for k, v in b.items()))
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(res, fh, indent=1)
+    if args.json:  # a raw file: the command, commit and machine beside the results
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from provenance import raw_file
+
+        print(f"wrote {raw_file(args.json, res, args=vars(args))}")
 
 
 if __name__ == "__main__":

@@ -279,6 +279,71 @@ def test_the_floor_bound_is_judged_run_by_run_against_the_columnar_floor(
     assert "| 100 | reuse-inplace |" in table and "x floor columnar" in table
 
 
+def _saving_raw(pairs: list[tuple[float, float]]) -> dict:
+    """A decided cell with Default and Reuse at 100/s, one (default, reuse) pair of cores per
+    repetition. Work saved: 0.1 cores by the per-event floor, 0.05 by the columnar one."""
+    floor = {"reuse": {"ms_per_seq": 2.0, "columnar": {"ms_per_seq": 1.0}},
+             "default": {"ms_per_seq": 3.0, "columnar": {"ms_per_seq": 1.5}},
+             "work_saved_cores": {"100": 0.1}}
+    cells = [{"mode": m, "rate": 100.0, "cores": c, "sustained": True, "rep": i}
+             for i, (d, r) in enumerate(pairs, 1)
+             for m, c in (("default-inplace", d), ("reuse-inplace", r))]
+    return {"reps": len(pairs), "comparison": {"name": "rates-riot-inplace"},
+            "delegated": {"cells": cells, "floor": floor,
+                          "args": {"trigger": 2.0, "window": 60.0, "settle": 20.0}}}
+
+
+@pytest.mark.parametrize(("pairs", "verdict"), [
+    ([(0.40, 0.35), (0.42, 0.36), (0.41, 0.30)], "met"),  # saved 0.05-0.11: >= 0.9 x 0.05
+    ([(0.40, 0.39), (0.42, 0.41), (0.41, 0.42)], "missed"),  # saved -0.01-0.01 in every pair
+    ([(0.40, 0.30), (0.42, 0.41), (0.41, 0.35)], "not decided"),  # the pairs straddle it
+    ([(0.40, 0.30), (0.42, 0.32)], "not decided"),  # two pairs decide nothing
+])
+def test_the_saving_is_judged_pair_by_pair_against_the_columnar_work(
+        pairs: list[tuple[float, float]], verdict: str) -> None:
+    raw = _saving_raw(pairs)
+    assert report._saving_verdict([raw]) == verdict
+    per_event, col = report._saving_ratios(raw["delegated"], 100.0)
+    assert col == pytest.approx([p * 2 for p in per_event])  # half the work by the columnar
+    table = report._decided_saving([raw])
+    assert "| 100 | default-inplace |" in table and "columnar floor" in table
+
+
+def test_a_mode_is_held_to_the_floor_bound_on_its_own_runs() -> None:
+    """Default's runs far above the floor do not make Reuse's bound missed."""
+    raw = _saving_raw([(0.9, 0.08), (0.95, 0.09), (0.9, 0.07)])  # columnar Reuse floor 0.1
+    assert report._mode_floor_verdict([raw]) == "met"
+    assert report._floor_bound_verdict([raw]) == "missed"
+
+
+def _seq_raw(pairs: list[tuple[float, float]]) -> dict:
+    """A decided SEQ peak: (default-shared, reuse-relaunch) peak cores per repetition; 40%
+    of the tasks saved without sources, 50% with them."""
+    runs = {"default-shared": [{"rep": i, "peak": {"cores": d, "queries": 24}}
+                               for i, (d, _) in enumerate(pairs, 1)],
+            "reuse-relaunch": [{"rep": i, "peak": {"cores": r, "queries": 6}}
+                               for i, (_, r) in enumerate(pairs, 1)]}
+    return {"reps": len(pairs), "comparison": {"name": "seq-peak-riot"},
+            "delegated": {"runs": runs, "default_tasks": 100, "reuse_tasks": 50,
+                          "default_nonsource_tasks": 80, "reuse_nonsource_tasks": 48,
+                          "args": {"rate": 200.0, "trigger": 20.0, "window": 60.0,
+                                   "settle": 45.0}}}
+
+
+@pytest.mark.parametrize(("pairs", "verdict"), [
+    ([(1.0, 0.6), (1.1, 0.64), (1.0, 0.62)], "met"),  # savings 38-42% >= 0.9 x 40%
+    ([(1.0, 0.9), (1.1, 0.8), (1.0, 0.7)], "missed"),  # 10-30% < 36%
+    ([(1.0, 0.6), (1.1, 0.8), (1.0, 0.62)], "not decided"),  # the pairs straddle it
+])
+def test_the_seq_peak_saving_is_judged_pair_by_pair(pairs: list[tuple[float, float]],
+                                                    verdict: str) -> None:
+    raw = _seq_raw(pairs)
+    assert report._seq_saving_verdict([raw], "reuse-relaunch") == verdict
+    assert report._seq_saving_verdict([raw], "reuse") == "not decided"  # no runs of it
+    table = report._decided_seq_peak([raw])
+    assert "| reuse-relaunch | 3 |" in table and "(40.0%)" in table
+
+
 def test_a_pair_and_a_window_verdict_follow_the_runs() -> None:
     """The lazy trace's verdicts come from its runs: lazy below Default met, lazy below stop
     over the removals met; with the arms' values swapped run by run, both are missed."""
@@ -294,3 +359,69 @@ def test_a_pair_and_a_window_verdict_follow_the_runs() -> None:
         lazy, default = by[rep, "reuse-relaunch-lazy"], by[rep, "default-shared"]
         lazy["values"], default["values"] = default["values"], lazy["values"]
     assert report._pair_verdict([flipped], 1) == "missed"
+
+
+def _spread_dict(values: list[float]) -> dict:
+    return {"n": len(values), "median": sorted(values)[len(values) // 2], "min": min(values),
+            "max": max(values)}
+
+
+@pytest.mark.parametrize(("ratios", "verdict"), [
+    ([[1.1, 1.2, 1.25], [1.0, 1.1, 1.3]], "met"),
+    ([[1.1, 1.2, 1.25], [1.31, 1.4, 1.5]], "missed"),
+    ([[1.1, 1.2, 1.35], [1.0, 1.1, 1.3]], "not decided"),
+    ([[1.1], [1.0]], "not decided"),  # one repetition decides nothing
+])
+def test_the_shard_bound_is_judged_on_every_repetition(ratios: list[list[float]],
+                                                        verdict: str) -> None:
+    raws = [{"results": {"shards": i + 1, "mode": "reuse", "floor_ms": _spread_dict([1.0]),
+                         "shard_ms": _spread_dict(r), "ratio": _spread_dict(r),
+                         "whole_ratio": _spread_dict(r)}} for i, r in enumerate(ratios)]
+    assert report._shard_cost_verdict(raws) == verdict
+    assert "| 2 | reuse |" in report._shard_cost(raws)
+
+
+@pytest.mark.parametrize(("critical", "verdict"), [
+    ([0.5, 0.6, 0.66], "met"), ([0.7, 0.8, 0.9], "missed"), ([0.6, 0.7, 0.8], "not decided")])
+def test_the_critical_path_bound(critical: list[float], verdict: str) -> None:
+    s = _spread_dict(critical)
+    raw = {"results": {"mode": "reuse", "keying": "field", "batch": 600,
+                       "floor": {"ms": s, "ratio": s},
+                       "staged-2": {"ms": s, "ratio": s, "critical_ms": s, "balance": s,
+                                    "bytes": _spread_dict([40000.0]),
+                                    "crossed": _spread_dict([20000.0])}}}
+    assert report._stage_cost_verdict([raw]) == verdict
+    assert "| staged-2 |" in report._stage_cost([raw])
+
+
+def test_the_non_spark_renderers_and_their_verdicts() -> None:
+    manager = {"results": {"rows": [
+        {"running_tasks": 100_000, "submitted_dags": 35_000, "fast_mean_us": 55.0,
+         "fast_p99_us": 104.0, "reference_mean_ms": None},
+        {"running_tasks": 105, "submitted_dags": 11, "fast_mean_us": 90.0, "fast_p99_us": 150.0,
+         "reference_mean_ms": 1.6}],
+        "growth": [{"dag_tasks": 10, "mean_us": 67.8, "running_tasks": 100_000}]}}
+    assert report._manager_verdict([manager]) == "met"
+    assert "| 105 | 11 | 90.0 / 150.0 | 1.60 | 18x |" in report._manager([manager])
+    manager["results"]["rows"][0]["fast_p99_us"] = 1500.0
+    assert report._manager_verdict([manager]) == "not decided"
+    manager["results"]["rows"][0]["fast_mean_us"] = 1200.0
+    assert report._manager_verdict([manager]) == "missed"
+    cells = [{"config": 0, "strategy": s, "ok": True, "seconds": t, "al_ratio": a,
+              "constraint": None} for s, t, a in (("aels+rp+la", 0.08, 1.0),
+                                                  ("cloud-only", 0.01, 1.38))]
+    speed = {"results": {"infrastructure": "x", "strategies": ["aels+rp+la", "cloud-only"],
+                         "cells": cells}}
+    assert report._placement_speed_verdict([speed]) == "met"
+    assert "| 0 | 0.080 s x1.0000 | 0.010 s x1.3800 |" in report._placement_speed([speed])
+    cells[0]["seconds"] = 12.0
+    assert report._placement_speed_verdict([speed]) == "missed"
+    frames = {"results": {"entropy": [
+        {"stream": "SYS", "batch": 1000, "entropy": 4.4, "json_lines_b": 100, "frame_b": 100,
+         "frame_lz4_b": 20, "gate": "lz4", "plain_ev_s": 2e6, "lz4_ev_s": 1e6}],
+        "relay": [{"task": "pass", "batch": 1000, "frames": "gate", "frame_b": 10,
+                   "ev_s": 7e5, "events": 1000}]}}
+    assert report._frames_throughput_verdict([frames]) == "missed"
+    assert report._relay_hop_verdict([frames]) == "met"
+    assert "| SYS | 1,000 | 4.40 |" in report._bus_frames([frames])
+    assert "| pass-through | 1,000 | gated |" in report._relay_hop([frames])
