@@ -1165,6 +1165,31 @@ def _frames_throughput_verdict(raws: list[Any]) -> str:
     return "met" if all(r["lz4_ev_s"] >= r["plain_ev_s"] for r in rows) else "missed"
 
 
+def _placement_margins(raws: list[Any]) -> str:
+    """``placement_eval.py --json``: AELS+RP+LA's AL margin over each other strategy, per
+    topology class, on the pairs where both placed (mean, and the range over the pairs)."""
+    res = raws[0]["results"]
+    rows = [[m["strategy"], m["topo_class"], _n(m["pairs"]), f"{m['ratio']:.3f}",
+             f"{m['better_pct']:.1f}% [{m['better_min']:.1f}, {m['better_max']:.1f}]"]
+            for m in res["margins"]]
+    return (f"Scale `{res['scale']}`: {_n(res['runs'])} runs in {res['wall_s']:.0f} s; runs "
+            f"over the {res['time_limit_s']:g} s limit: "
+            + ", ".join(f"{s} {v:.0f}%" for s, v in res["over_limit_pct"].items()) + ".\n\n"
+            + _table(["strategy", "topologies", "pairs", "AL / AL of AELS+RP+LA",
+                      "LA's AL lower by (mean [min, max] over the pairs)"],
+                     ["---", "---", "---:", "---:", "---:"], rows))
+
+
+def _placement_margin_verdict(raws: list[Any], strategy: str, bound_pct: float) -> str:
+    """"AELS+RP+LA at least ``bound_pct``% better than ``strategy``" on regular topologies,
+    read as a mean AL lower by that share (the seeded grid: one value, no spread)."""
+    got = [m for m in raws[0]["results"]["margins"]
+           if m["strategy"] == strategy and m["topo_class"] == "regular"]
+    if not got:
+        return "not decided"
+    return "met" if got[0]["better_pct"] >= bound_pct else "missed"
+
+
 def _spread_of(d: dict[str, Any], digits: int = 3) -> str:
     """A ``Spread.to_dict()`` as ``median [min, max]`` (one value as itself)."""
     if d["n"] == 1:
@@ -1330,6 +1355,11 @@ def registry() -> dict[str, Entry]:
         Entry("shard_cost", ("shard_cost_1.json", "shard_cost_2.json"), _shard_cost,
               verdict=_shard_cost_verdict),
         Entry("stage_cost", ("stage_cost.json",), _stage_cost, verdict=_stage_cost_verdict),
+        Entry("placement_margins", ("placement_eval.json",), _placement_margins),
+        Entry("placement_cloud_only", ("placement_eval.json",),
+              verdict=lambda raws: _placement_margin_verdict(raws, "cloud-only", 26.0)),
+        Entry("placement_tcep", ("placement_eval.json",),
+              verdict=lambda raws: _placement_margin_verdict(raws, "tcep", 50.0)),
         # benchmarks/tenants.py --json and bench_containment.py --json (issue 25)
         Entry("tenants", ("tenants.json",), _tenants),
         Entry("containment_cost", ("containment_cost.json",), _containment_cost),

@@ -425,3 +425,17 @@ def test_the_non_spark_renderers_and_their_verdicts() -> None:
     assert report._relay_hop_verdict([frames]) == "met"
     assert "| SYS | 1,000 | 4.40 |" in report._bus_frames([frames])
     assert "| pass-through | 1,000 | gated |" in report._relay_hop([frames])
+
+
+def test_the_placement_margins_decide_on_regular_topologies() -> None:
+    margins = [{"topo_class": tc, "strategy": s, "pairs": 10, "ratio": 1.6,
+                "better_pct": pct, "better_min": 7.0, "better_max": 42.0}
+               for tc, s, pct in (("regular", "cloud-only", 37.0), ("regular", "tcep", 45.4),
+                                  ("large", "tcep", 55.0))]
+    raw = {"results": {"scale": "paper", "runs": 17550, "wall_s": 926.0, "time_limit_s": 600.0,
+                       "over_limit_pct": {"tcep": 0.0}, "margins": margins}}
+    assert report._placement_margin_verdict([raw], "cloud-only", 26.0) == "met"
+    assert report._placement_margin_verdict([raw], "tcep", 50.0) == "missed"
+    assert report._placement_margin_verdict([raw], "aels", 1.0) == "not decided"
+    assert "| cloud-only | regular | 10 | 1.600 | 37.0% [7.0, 42.0] |" in \
+        report._placement_margins([raw])
