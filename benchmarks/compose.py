@@ -7,7 +7,8 @@ The axes::
     safety  none | k-safe (--k-safe 1, replicas in shards) | apps (--k-safe 1 --replicas apps)
     match   exact | semantic
     life    one run | death (the driver killed, then --resume; across applications, an
-            instance's driver killed and replaced)
+            instance's driver killed and replaced; the engine front: the process driving the
+            Engine killed after two operations, then ``Engine.resume`` runs the rest)
     front   run (`reuse run`) | engine (`reuse.live.Engine.run_trace`)
 
 Not the full product (96 runs of a minute): an *all-pairs* set, every pair of values of two
@@ -83,8 +84,6 @@ def refusal(row: dict[str, str]) -> tuple[str, str] | None:
 
     if row["front"] == "engine" and row["safety"] == "apps":
         return "not built", "reuse.live.Engine has no way to ask for --replicas apps"
-    if row["front"] == "engine" and row["life"] == "death":
-        return "not built", "reuse.live.Engine keeps no journal: a dead one cannot be resumed"
     try:
         RunSpec.of(**spec_kwargs(row))
     except ReuseError as exc:
@@ -211,11 +210,42 @@ def run_cli(row: dict[str, str], d: Path, broker: str) -> dict[str, Any]:
 
 
 def run_engine(row: dict[str, str], d: Path, broker: str) -> dict[str, Any]:
-    """One row through ``reuse.live.Engine.run_trace``, in a child process (its own JVM)."""
-    argv = [sys.executable, __file__, "--child", json.dumps({"row": row, "dir": str(d),
-                                                             "broker": broker})]
-    rc, res = run_child(argv)
-    return {"rc": rc, "rows": res or [], "died_ms": None, "log_tail": ""}
+    """One row through ``reuse.live.Engine.run_trace``, in a child process (its own JVM); on
+    a death row, a first child submits the first two operations live and is killed with its
+    JVM once outputs flow, and a second one resumes the engine and runs the rest."""
+    job = {"row": row, "dir": str(d), "broker": broker}
+    if row["life"] != "death":
+        rc, res = run_child([sys.executable, __file__, "--child", json.dumps(job)])
+        return {"rc": rc, "rows": res or [], "died_ms": None, "log_tail": ""}
+    proc = subprocess.Popen([sys.executable, __file__, "--child",
+                             json.dumps({**job, "phase": "die"})], text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        assert proc.stdout is not None
+        if proc.stdout.readline().strip() != "READY":
+            raise RuntimeError("the engine's driver ended before outputs flowed")
+        died = time.time()
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    time.sleep(3)  # the sources go on in wall time while nobody runs the engine
+    rc, res = run_child([sys.executable, __file__, "--child",
+                         json.dumps({**job, "phase": "resume"})])
+    return {"rc": rc, "rows": res or [], "died_ms": round(died * 1000), "log_tail": "",
+            "steps": len(OPS) - 2, "kill_gap_s": _pause_around(d / "run", died * 1000)}
+
+
+def _pause_around(root: Path, died_ms: float) -> float | None:
+    """Seconds from the last batch completed before the kill to the first one after it."""
+    from reuse.runtime.common.files import read_batches
+
+    ends = sorted(float(b["ms"]) + 1000 * float(b["wall_s"]) for b in read_batches(root))
+    before = [e for e in ends if e <= died_ms]
+    after = [e for e in ends if e > died_ms]
+    return round((after[0] - before[-1]) / 1000, 3) if before and after else None
 
 
 def child(arg: str) -> None:
@@ -229,11 +259,23 @@ def child(arg: str) -> None:
     row, d = job["row"], Path(job["dir"])
     kw = spec_kwargs(row, job["broker"])
     flows = {f["id"]: parse_dataflow(f) for f in flows_json()}
-    with Engine("local[2]", kw["source"], root=d / "run", rate=RATE, trigger_s=TRIGGER_S,
-                match=kw["match"], k_safe=kw["k_safe"], split=kw["split"],
-                catch_up=False) as eng:
-        rows = eng.run_trace([Op(o, g) for o, g in OPS], flows, step_seconds=STEP_S,
-                             warmup_s=1.0)
+    ops = [Op(o, g) for o, g in OPS]
+    if job.get("phase") == "resume":
+        with Engine.resume(d / "run", workload=None) as eng:
+            rows = eng.run_trace(ops[2:], flows, step_seconds=STEP_S)
+        print(PREFIX + json.dumps(rows, default=str), flush=True)
+        return
+    eng = Engine("local[2]", kw["source"], root=d / "run", rate=RATE, trigger_s=TRIGGER_S,
+                 match=kw["match"], k_safe=kw["k_safe"], split=kw["split"], catch_up=False,
+                 workload=None)
+    if job.get("phase") == "die":  # two operations live, outputs flowing, then wait to die
+        for op in ops[:2]:
+            eng.submit(flows[op.dag])
+        eng.wait_outputs(ops[0].dag, 3)
+        print("READY", flush=True)
+        time.sleep(600)
+    with eng:
+        rows = eng.run_trace(ops, flows, step_seconds=STEP_S, warmup_s=1.0)
     print(PREFIX + json.dumps([{k: v for k, v in r.items()} for r in rows], default=str),
           flush=True)
 
@@ -247,7 +289,9 @@ def summary(row: dict[str, str], res: dict[str, Any], wall_s: float) -> dict[str
         near = [float(r["gap_s"]) for r in rows if r.get("gap_s") not in (None, "")
                 and float(r["t_end_ms"]) >= res["died_ms"]][:2]
         gaps = near or gaps
-    ok = res["rc"] == 0 and len(rows) == len(OPS) and lost == dup == 0
+    if res.get("kill_gap_s") is not None:  # the engine front: the kill came between traces
+        gaps = [res["kill_gap_s"]]
+    ok = res["rc"] == 0 and len(rows) == res.get("steps", len(OPS)) and lost == dup == 0
     return {**row, "status": "ok" if ok else "FAILED", "rc": res["rc"], "steps": len(rows),
             "lost": lost, "duplicated": dup, "outputs_equal_reference": ok,
             "gap_s": max(gaps) if gaps else None, "wall_s": round(wall_s, 1),

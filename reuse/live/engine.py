@@ -26,6 +26,14 @@ the one the batch uses) with what interactive use needs:
   :meth:`Engine.outputs` can show them, not only digests.
 - **stop leaves nothing running**: the polling thread, the streaming query, the broker ingest
   and its Redis, and the Spark session when this engine started it.
+- **A dead engine is resumed, not lost** (issue 32). Every operation is journaled in the run
+  directory before the deployment changes (``journal.jsonl``, :mod:`reuse.runtime.journal`:
+  the resolved settings, then each submit with its dataflow and each remove, at its cut), and
+  the shared query checkpoints there. When the process that drove it dies (a notebook kernel
+  killed, a machine restarted), :meth:`Engine.resume` on the same directory re-enacts the
+  operations at their recorded cuts and restarts the query from its checkpoint: every
+  dataflow's outputs go on exactly once (what a broker published meanwhile waits in its
+  persistent session). A new engine refuses a directory that holds a journal.
 
 :meth:`Engine.run_trace` runs a prepared trace on this engine with the batch's trace runner
 (:func:`reuse.runtime.run.run_trace`, per-step rows). ``reuse run`` and the batch's
@@ -40,6 +48,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +65,7 @@ from reuse.live.metrics import (
 from reuse.runtime.common.files import read_batches
 from reuse.runtime.common.sink_history import current_sinks, sink_segments
 from reuse.runtime.engines.contract import RemoveResult, SubmitResult
+from reuse.runtime.journal import JOURNAL, JournalState, RunJournal, load_journal
 from reuse.runtime.spec import Record, RunSpec
 
 if TYPE_CHECKING:
@@ -155,6 +165,51 @@ class Engine:
                  catch_up: bool = True, match: str = "exact", k_safe: int = 0,
                  replicate_min_users: int = 2, split: bool = False,
                  stall_s: float = 60.0, columnar: bool = True) -> None:
+        run_root = Path(root) if root is not None else Path(tempfile.mkdtemp(prefix="reuse-live-"))
+        # the one configuration of the engine, checked before any JVM starts
+        spec = RunSpec.of(mode=mode, master=master, source=source, root=run_root,
+                          rate=rate, trigger_s=trigger_s, shards=shards,
+                          data_dir=None if data_dir is None else Path(data_dir),
+                          record=record, match=match, ui=ui, k_safe=k_safe,
+                          replicate_min_users=replicate_min_users, split=split,
+                          stall_s=stall_s, columnar=columnar)
+        if (run_root / JOURNAL).exists():
+            raise ReuseError("already holds a run (journal.jsonl): resume it with "
+                             "Engine.resume(root), or choose a new root", file=str(run_root))
+        self._open(spec, poll_s=poll_s, workload=workload, catch_up=catch_up, resume=None)
+
+    @classmethod
+    def resume(cls, root: str | Path, *, master: str | None = None, poll_s: float = 0.5,
+               workload: str | None = "riot", ui: bool = False,
+               catch_up: bool = True) -> Engine:
+        """The engine of a run directory whose driver died, running again: the settings it was
+        started with, its dataflows at their journaled cuts, its query from its checkpoint.
+        ``master``: another Spark master than the journal's (``None``: the same).
+
+        Raises
+        ------
+        ReuseError
+            A directory with no journal, one that holds a ``reuse run`` trace (finish that
+            with ``reuse run --resume``), or a damaged journal: one line naming the file,
+            before anything starts.
+        """
+        state = load_journal(root)
+        file = str(Path(root) / JOURNAL)
+        if "ops" in state.start:
+            raise ReuseError("holds a reuse run's trace, not a live engine's: finish it with "
+                             "reuse run --resume", file=file)
+        spec = RunSpec.from_journal(state.start, file=file)
+        spec = replace(spec, ui=ui, master=spec.master if master is None else master)
+        spec.check_resumable()
+        eng = cls.__new__(cls)
+        eng._open(spec, poll_s=poll_s, workload=workload, catch_up=catch_up, resume=state)
+        return eng
+
+    def _open(self, spec: RunSpec, *, poll_s: float, workload: str | None, catch_up: bool,
+              resume: JournalState | None) -> None:
+        """Start the engine ``spec`` describes: fresh (its query from the sources' next
+        ``seq``, a new journal), or a dead one's (``resume``: its operations re-enacted at
+        their cuts, its query from its checkpoint, its journal continued)."""
         from pyspark.sql import SparkSession
 
         from reuse.runtime.cluster import client
@@ -162,19 +217,14 @@ class Engine:
         from reuse.runtime.measure import CpuMeter
         from reuse.runtime.session import get_session
 
-        self.root = Path(root) if root is not None else Path(tempfile.mkdtemp(prefix="reuse-live-"))
-        # the one configuration of the engine, checked before any JVM starts
-        self.spec = RunSpec.of(mode=mode, master=master, source=source, root=self.root,
-                               rate=rate, trigger_s=trigger_s, shards=shards,
-                               data_dir=None if data_dir is None else Path(data_dir),
-                               record=record, match=match, ui=ui, k_safe=k_safe,
-                               replicate_min_users=replicate_min_users, split=split,
-                               stall_s=stall_s, columnar=columnar)
+        self.spec = spec
+        self.root = Path(spec.root)  # type: ignore[arg-type]  # always set by the callers
         self.workload = workload
         self.poll_s = poll_s
         self._owned = SparkSession.getActiveSession() is None
-        joins = client(master)  # the default cluster folder's, if it runs that master
-        self.spark = get_session(master, ui=ui, host=joins.host, properties=joins.properties)
+        joins = client(spec.master)  # the default cluster folder's, if it runs that master
+        self.spark = get_session(spec.master, ui=spec.ui, host=joins.host,
+                                 properties=joins.properties)
         self.lock = threading.RLock()
         self.flows: dict[str, Dataflow] = {}
         self.ops: list[Op] = []
@@ -186,9 +236,12 @@ class Engine:
         self._stop = threading.Event()
         self._paused = threading.Event()  # run_trace polls itself
         self._thread: threading.Thread | None = None
+        self._known: dict[str, Dataflow] = {}  # every dataflow handed in (journaled on submit)
         self.meter = CpuMeter()
         try:
-            self.runtime = InplaceRuntime(self.spark, self.spec)
+            self.runtime = InplaceRuntime(
+                self.spark, self.spec, resumed=resume is not None,
+                t0_ms=None if resume is None else int(resume.start["t0"]))
         except BaseException:
             self._stop_session()
             raise
@@ -196,7 +249,17 @@ class Engine:
             if self.runtime.broker is not None:
                 self.meter.add_roots(self.runtime.broker.pids)
             _warm_workers(self.spark, self.runtime.shards)
-            self.runtime.start_sources([])
+            self._journal = RunJournal(self.root)
+            if resume is None:
+                self.runtime.start_sources([])
+                rt = self.runtime
+                self._journal.start({**self.spec.resolved(
+                    shards=rt.shards, max_events=rt.max_events, data_dir=rt.data_dir,
+                ).to_journal(), "t0": rt.t0, "start_seq": rt.start_seq, "front": "live"})
+                self._step = 0
+            else:
+                self._replay(resume)
+            self.runtime.on_op = self._journaled  # write-ahead, under the engine's lock
             if catch_up:
                 self._catch_up()
             self.meter.start()
@@ -208,6 +271,29 @@ class Engine:
             self._thread = threading.Thread(target=self._loop, name="reuse-live-poll",
                                             daemon=True)
             self._thread.start()
+
+    def _replay(self, state: JournalState) -> None:
+        """Re-enact a dead engine's journaled operations at their cuts and start its query
+        from the checkpoint; what it knew (dataflows, operations, submit times) comes back."""
+        flows = state.flows
+        self.runtime.replay(state.enacted, flows, start_seq=int(state.start["start_seq"]))
+        self._step = state.next_step - 1
+        self._known.update(flows)
+        for o in state.ops:
+            dag = str(o["dag"])
+            self.ops.append(Op(str(o["op"]), dag))
+            if o["op"] == "submit":
+                self.flows[dag] = flows[dag]
+                if o.get("t_ms") is not None:
+                    self.submitted_ms[dag] = float(o["t_ms"])
+
+    def _journaled(self, op: str, dag: str, cut: int) -> None:
+        """The engine's ``on_op``: journal an operation the planner accepted, before the
+        deployment changes (a submit with its dataflow, so a resume can enact it again)."""
+        self._step += 1
+        flow = self._known[dag].to_dict() if op == "submit" else None
+        self._journal.op(self._step, op, dag, cut, self.runtime.bound() + 1,
+                         t_ms=round(time.time() * 1000), flow=flow)
 
     def _catch_up(self, timeout_s: float = 120.0) -> None:
         """Return once the new query has run a few batches and is within a trigger of the
@@ -259,6 +345,7 @@ class Engine:
             self._check()
             if dn.id in self.runtime.planner.instances:
                 raise ReuseError("is already submitted", dag=dn.id)
+            self._known[dn.id] = dn
             info = self.runtime.submit(dn)
             self.submitted_ms[dn.id] = time.time() * 1000
             self.flows[dn.id] = dn
@@ -407,6 +494,7 @@ class Engine:
 
         self._check()
         self._paused.set()  # run_trace polls the engine itself, from this thread
+        self._known.update(flows)  # journaled as its steps enact them
         kwargs.setdefault("progress", None)
         try:
             rows = run_trace(self.runtime, flows, ops, step_seconds=step_seconds,

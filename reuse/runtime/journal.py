@@ -11,6 +11,10 @@ per record, in three kinds:
 - ``row``: a finished step's CSV row and the first ``seq`` emitted in it (``mark``, which
   charges lost or duplicated outputs to their step).
 
+A live engine (:class:`reuse.live.Engine`) has no trace: its start record holds no ``flows``
+and no ``ops``, each submit's ``op`` record carries its dataflow (``flow``), its steps are its
+operations in order, and it writes no rows (``Engine.resume`` reads it back).
+
 What is not in the journal is in Spark's checkpoint (the shared query's offset log: which
 batches ran over which ``seq``) and in the task states saved after each batch. A resumed run
 replays the ``op`` records into a fresh planner and deployment at their recorded cuts (the
@@ -33,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reuse.core.dataflow import parse_dataflow
+from reuse.core.dataflow import Dataflow, parse_dataflow
 from reuse.core.errors import ReuseError, StateError
 from reuse.core.jsondata import short
 from reuse.core.state import _atomic_write, append_journal, read_journal
@@ -70,6 +74,14 @@ class JournalState:
                 for o in self.ops]
 
     @property
+    def flows(self) -> dict[str, Dataflow]:
+        """The dataflows the run knows: its start record's (a trace's), then those its
+        ``op`` records carry (a live engine's submits; a later submit of an id wins)."""
+        out = {f.id: f for f in (parse_dataflow(d) for d in self.start.get("flows", []))}
+        out.update((str(o["dag"]), parse_dataflow(o["flow"])) for o in self.ops if "flow" in o)
+        return out
+
+    @property
     def next_step(self) -> int:
         """The first step (1-based) whose operation was never enacted."""
         return max([int(o["step"]) for o in self.ops], default=0) + 1
@@ -93,11 +105,13 @@ class RunJournal:
         append_journal(self.path, {"kind": "start", **params})
 
     def op(self, step: int, op: str, dag: str, cut: int, mark: int,
-           t_ms: int | None = None) -> None:
+           t_ms: int | None = None, flow: dict[str, Any] | None = None) -> None:
         rec: dict[str, Any] = {"kind": "op", "step": step, "op": op, "dag": dag, "cut": cut,
                                "mark": mark}
         if t_ms is not None:
             rec["t_ms"] = t_ms
+        if flow is not None:  # a live engine's submit: the dataflow it merged
+            rec["flow"] = flow
         append_journal(self.path, rec)
 
     def row(self, row: dict[str, Any], mark: int) -> None:
@@ -143,6 +157,13 @@ def load_journal(root: str | Path) -> JournalState:
                 raise bad("must name an op 'submit' or 'remove' and a 'dag' id")
             if "t_ms" in r and r["t_ms"] is not None and not _is_int(r["t_ms"]):
                 raise bad("has a 't_ms' that is not an integer")
+            if "flow" in r:
+                try:
+                    fid = parse_dataflow(r["flow"], source=str(path)).id
+                except ReuseError as exc:
+                    raise bad(f"carries a dataflow that is not valid: {exc}") from None
+                if r["op"] != "submit" or fid != r["dag"]:
+                    raise bad(f"carries dataflow {short(fid)} but is not its submit")
             step = r["step"]
             if trace is not None and (not 1 <= step <= len(trace)
                                       or trace[step - 1] != [r["op"], r["dag"]]):

@@ -214,7 +214,7 @@ class RunSpec:
                 "source": masked(self.source),  # a broker's password: in secrets/broker
                 "match": self.match, "split": self.split, "shared_disk": self.shared_disk,
                 "stall_s": self.stall_s, "columnar": self.columnar,
-                "replicas": self.replicas, **budget}
+                "replicas": self.replicas, "record": self.record, **budget}
 
     @classmethod
     def from_journal(cls, params: Mapping[str, object], *, file: str) -> RunSpec:
@@ -223,7 +223,7 @@ class RunSpec:
         The journal is the shared query's (or a run across applications' start record,
         ``apps-run.json``), so the policy is ``mode`` on ``inplace``. Keys added after the first
         journals (k-safety, the broker source, matching, split, shared disk, the stall timeout,
-        columnar, replicas) take their defaults when missing: a run journaled before issue 35
+        columnar, replicas, what sinks record) take their defaults when missing: a run journaled before issue 35
         ran per event, and resumes columnar (a task's state is the same either way, and so are
         its outputs). The root is the journal's folder;
         a resume does not warm up; what a journal does not hold (``ui``, ``cluster_dir``...)
@@ -263,6 +263,7 @@ class RunSpec:
                 latency_budget_s=(p.get("latency_budget_s", float)
                                   if "latency_budget_s" in params else None),
                 replicas=p.get("replicas", str, "shards"),  # type: ignore[arg-type]  # checked
+                record=p.get("record", str, "digest"),  # type: ignore[arg-type]  # checked
                 dead_s=p.get("dead_s", float) if "dead_s" in params else None,
                 root=Path(file).parent, warmup_s=0.0)
         except SparkRuntimeError as exc:

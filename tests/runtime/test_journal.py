@@ -184,3 +184,35 @@ def test_a_damaged_journal_is_a_one_line_error(tmp_path: Path, damage: Any,
 def test_no_journal_is_not_a_resumable_run(tmp_path: Path) -> None:
     with pytest.raises(ReuseError, match="is not a resumable run directory"):
         load_journal(tmp_path)
+
+
+def test_a_live_engines_journal_carries_its_dataflows(tmp_path: Path) -> None:
+    """A live engine has no trace: each submit's op record carries its dataflow, and the
+    journal gives them back for a resume (a later submit of an id wins)."""
+    j = RunJournal(tmp_path)
+    j.start({"t0": 0, "start_seq": 5, "front": "live"})
+    j.op(1, "submit", "a", 10, 6, flow=FLOWS["a"].to_dict())
+    j.op(2, "submit", "b", 20, 16, flow=FLOWS["b"].to_dict())
+    j.op(3, "remove", "a", 30, 26)
+    again = FLOWS["c"].to_dict() | {"id": "a"}
+    j.op(4, "submit", "a", 40, 36, flow=again)
+    st = load_journal(tmp_path)
+    assert [(o["op"], o["dag"], o["cut"]) for o in st.enacted] == [
+        ("submit", "a", 10), ("submit", "b", 20), ("remove", "a", 30), ("submit", "a", 40)]
+    assert set(st.flows) == {"a", "b"} and st.flows["b"] == FLOWS["b"]
+    assert st.flows["a"].to_dict() == parse_dataflow(again).to_dict()
+    assert st.next_step == 5
+
+
+@pytest.mark.parametrize(("flow", "why"), [
+    ({"id": "a", "tasks": "nope"}, "carries a dataflow that is not valid"),
+    (FLOWS["b"].to_dict(), "carries dataflow 'b' but is not its submit"),
+])
+def test_a_live_op_with_a_bad_dataflow_is_a_one_line_error(tmp_path: Path, flow: Any,
+                                                            why: str) -> None:
+    j = RunJournal(tmp_path)
+    j.start({"t0": 0, "start_seq": 0})
+    j.op(1, "submit", "a", 10, 1, flow=flow)
+    with pytest.raises(StateError, match=why) as err:
+        load_journal(tmp_path)
+    assert "\n" not in str(err.value) and JOURNAL in str(err.value)

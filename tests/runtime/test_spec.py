@@ -26,7 +26,7 @@ from reuse.runtime.spec import OPTIONS, RunSpec, Settings
 JOURNAL_KEYS = {"policy", "mode", "shards", "max_events", "step_seconds", "rate", "trigger_s",
                 "pi_iterations", "data_dir", "master", "check", "defrag_every", "k_safe",
                 "replicate_min_users", "source", "match", "split", "shared_disk", "stall_s",
-                "columnar", "replicas"}
+                "columnar", "replicas", "record"}
 BROKER = "mqtt://127.0.0.1:1883"
 FILE = "run/journal.jsonl"
 

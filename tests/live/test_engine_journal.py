@@ -1,0 +1,28 @@
+"""What ``reuse.live.Engine`` refuses about run directories before any JVM starts (issue 32):
+a new engine in a directory that holds a run, and a resume of what is not a live engine's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reuse.core.errors import ReuseError
+from reuse.live import Engine
+from reuse.runtime.journal import RunJournal
+
+
+def test_a_new_engine_refuses_a_directory_that_holds_a_run(tmp_path: Path) -> None:
+    RunJournal(tmp_path).start({"t0": 0, "start_seq": 0})
+    with pytest.raises(ReuseError, match="already holds a run") as err:
+        Engine(root=tmp_path)
+    assert "Engine.resume" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_resume_refuses_a_directory_without_a_live_engines_journal(tmp_path: Path) -> None:
+    with pytest.raises(ReuseError, match="no journal.jsonl"):
+        Engine.resume(tmp_path)
+    RunJournal(tmp_path).start({"t0": 0, "start_seq": 0, "flows": [], "ops": []})
+    with pytest.raises(ReuseError, match="reuse run --resume") as err:
+        Engine.resume(tmp_path)
+    assert "\n" not in str(err.value)

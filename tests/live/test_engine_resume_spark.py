@@ -1,0 +1,89 @@
+"""``reuse.live.Engine`` after its driver dies (issue 32: the live front with a death, then a
+resume): the process that drove the engine is killed with its JVM while outputs flow, right
+after a journaled remove; ``Engine.resume`` on the run directory brings the same dataflows
+back at their cuts, and everything the engine ever ran is exact against the reference."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from reuse.core.errors import ReuseError
+from reuse.core.traces import Op
+from reuse.live import Engine
+from reuse.runtime.common.files import read_batches
+from reuse.testing import journal_kinds, riot_flows
+
+pytestmark = pytest.mark.spark
+
+#: the driver: an engine with two merged dataflows, one of them removed once outputs flow;
+#: then it waits to be killed
+_DRIVER = """
+import sys, time
+from reuse.live import Engine
+from reuse.testing import riot_flows
+flows = riot_flows("stats-sys", "clean-sys")
+eng = Engine(root=sys.argv[1], rate=20, trigger_s=1.0, shards=2, poll_s=0.2, workload=None)
+eng.submit(flows["stats-sys"])
+eng.submit(flows["clean-sys"])
+eng.wait_outputs("stats-sys", 3)
+eng.remove("stats-sys")
+print("READY", flush=True)
+time.sleep(600)
+"""
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    group = [proc.pid] + [c.pid for c in psutil.Process(proc.pid).children(recursive=True)]
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    deadline = time.time() + 30
+    while any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE
+              for p in group) and time.time() < deadline:
+        time.sleep(0.2)
+
+
+def test_a_dead_engine_is_resumed_exactly(spark: Any, tmp_path: Path) -> None:
+    root = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-c", _DRIVER, str(root)], text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "READY", "the driver never got outputs"
+        done = max(b["hi"] for b in read_batches(root))
+    finally:
+        if proc.poll() is None:
+            _kill_group(proc)
+    assert journal_kinds(root) == ["start", "op", "op", "op"]
+    time.sleep(2)  # the sources go on in wall time while nobody runs the engine
+    with pytest.raises(ReuseError, match="already holds a run"):
+        Engine(root=root)
+    eng = Engine.resume(root, poll_s=0.2, workload=None)
+    try:
+        assert eng.submitted == ["clean-sys"]
+        assert eng.ops == [Op("submit", "stats-sys"), Op("submit", "clean-sys"),
+                           Op("remove", "stats-sys")]
+        # outputs go on past what the dead driver had processed
+        deadline = time.time() + 60
+        while max((o["seq"] for o in eng.outputs("clean-sys", n=1)), default=-1) <= done:
+            assert time.time() < deadline, "no outputs after the resume"
+            time.sleep(0.2)
+        # one more operation, journaled after the resume; then everything the engine ever ran
+        # (the dead driver's operations included) is checked against the reference
+        rows = eng.run_trace([Op("submit", "etl-sys")], riot_flows("etl-sys"),
+                             step_seconds=3.0)
+        assert [(r["op"], r["dag"], r["lost"], r["duplicated"]) for r in rows] == [
+            ("submit", "etl-sys", 0, 0)]
+        assert eng.metrics()["errors"] == []
+    finally:
+        eng.stop()
+    assert journal_kinds(root) == ["start", "op", "op", "op", "op"]
