@@ -82,8 +82,10 @@ def refusal(row: dict[str, str]) -> tuple[str, str] | None:
     from reuse.runtime.refusals import REFUSED
     from reuse.runtime.spec import RunSpec
 
-    if row["front"] == "engine" and row["safety"] == "apps":
-        return "not built", "reuse.live.Engine has no way to ask for --replicas apps"
+    if row["front"] == "engine" and row["safety"] == "apps" and row["life"] == "death":
+        return "not built", ("Engine.resume does not take up a live engine across applications "
+                             "(a trace's run across applications resumes with reuse run "
+                             "--resume)")
     try:
         RunSpec.of(**spec_kwargs(row))
     except ReuseError as exc:
@@ -267,7 +269,7 @@ def child(arg: str) -> None:
         return
     eng = Engine("local[2]", kw["source"], root=d / "run", rate=RATE, trigger_s=TRIGGER_S,
                  match=kw["match"], k_safe=kw["k_safe"], split=kw["split"], catch_up=False,
-                 workload=None)
+                 workload=None, replicas=kw["replicas"])
     if job.get("phase") == "die":  # two operations live, outputs flowing, then wait to die
         for op in ops[:2]:
             eng.submit(flows[op.dag])

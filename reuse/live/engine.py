@@ -50,7 +50,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from reuse.core.dataflow import Dataflow, load_dataflow, parse_dataflow
 from reuse.core.errors import ReuseError
@@ -155,7 +155,24 @@ class Engine:
         The shards run the tasks a batch at a time on columns (the default); ``False`` is
         ``reuse run --per-event``. All the settings are checked together, once, as a
         :class:`~reuse.runtime.spec.RunSpec` (``eng.spec``), before any JVM starts.
+    replicas
+        ``"shards"`` (replicas of shared tasks inside this application, with ``k_safe``) or
+        ``"apps"``: K+1 applications, each its own driver, following one journal, as
+        ``reuse run --replicas apps``; ``Engine(...)`` then builds a
+        :class:`~reuse.live.apps.AppsEngine` (its differences are in its module).
     """
+
+    #: the ``replicas`` this class runs; ``Engine(replicas=...)`` builds the subclass that
+    #: runs it (``reuse.live`` imports them all: :class:`~reuse.live.apps.AppsEngine`)
+    replicas_kind: ClassVar[str] = "shards"
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Engine:
+        want = kwargs.get("replicas", "shards")
+        if cls is Engine and want != cls.replicas_kind:
+            for sub in Engine.__subclasses__():
+                if sub.replicas_kind == want:
+                    return super().__new__(sub)
+        return super().__new__(cls)
 
     def __init__(self, master: str = "local[2]", source: str = "replay", *,
                  mode: str = "reuse", root: str | Path | None = None, rate: float = 10.0,
@@ -164,7 +181,11 @@ class Engine:
                  workload: str | None = "riot", record: Record = "full", ui: bool = False,
                  catch_up: bool = True, match: str = "exact", k_safe: int = 0,
                  replicate_min_users: int = 2, split: bool = False,
-                 stall_s: float = 60.0, columnar: bool = True) -> None:
+                 stall_s: float = 60.0, columnar: bool = True,
+                 replicas: str = "shards") -> None:
+        if replicas != self.replicas_kind:  # a subclass's (__new__); else a one-line error
+            RunSpec.of(replicas=replicas, k_safe=k_safe)  # type: ignore[arg-type]
+            raise ReuseError(f"Engine has no replicas={replicas!r}")
         run_root = Path(root) if root is not None else Path(tempfile.mkdtemp(prefix="reuse-live-"))
         # the one configuration of the engine, checked before any JVM starts
         spec = RunSpec.of(mode=mode, master=master, source=source, root=run_root,

@@ -26,3 +26,14 @@ def test_resume_refuses_a_directory_without_a_live_engines_journal(tmp_path: Pat
     with pytest.raises(ReuseError, match="reuse run --resume") as err:
         Engine.resume(tmp_path)
     assert "\n" not in str(err.value)
+
+
+def test_across_applications_bad_settings_are_refused_before_anything_starts(
+        tmp_path: Path) -> None:
+    with pytest.raises(ReuseError, match="needs --k-safe K >= 1"):
+        Engine(replicas="apps", k_safe=0, root=tmp_path)
+    with pytest.raises(ReuseError, match="unknown --replicas 'bogus'"):
+        Engine(replicas="bogus", root=tmp_path)
+    with pytest.raises(ReuseError, match="takes no record"):
+        Engine(replicas="apps", record="digest", root=tmp_path)
+    assert not any(tmp_path.iterdir())  # nothing was started or written

@@ -39,6 +39,7 @@ from reuse.runtime.common.execution import is_stateful, next_offset
 from reuse.runtime.common.planners import source_stream, stream_events_name
 from reuse.runtime.control import OpLog, OutputLog, Registry
 from reuse.runtime.control.cutstates import CutStates
+from reuse.runtime.control.flows import FlowBook
 from reuse.runtime.dataplane.bus import make_bus
 
 if TYPE_CHECKING:
@@ -121,6 +122,7 @@ class Follower:
         self.registry = Registry(spec.redis, spec.run, patience_s=wait)
         self.outputs = OutputLog(spec.redis, spec.run, patience_s=wait)
         self.cut_states = CutStates(spec.redis, spec.run, patience_s=wait)
+        self.book = FlowBook(spec.redis, spec.run, patience_s=wait)  # a live engine's submits
         self.ready_path = Path(str(engine.follow))
         self.ready_path.parent.mkdir(parents=True, exist_ok=True)
         self.applied = 0  # operations of the journal applied
@@ -189,7 +191,13 @@ class Follower:
     def _apply(self, op: Operation) -> None:
         eng = self.engine
         if op.op == "submit":
-            res = eng.submit(self.flows[op.dag], at=op.cut)
+            flow = self.book.get(op.key) or self.flows[op.dag]
+            if flow is not self.flows.get(op.dag):  # learnt while running: its sources count
+                self.flows[op.dag] = flow
+                self.streams |= {stream_events_name(source_stream(flow.task(n).type,
+                                                                  flow.task(n).config))
+                                 for n in flow.sources}
+            res = eng.submit(flow, at=op.cut)
             for sink in res["sinks"]:
                 self.outputs.open_sink(sink_stream(op.dag, op.cut, sink), op.cut)
         elif op.op == "remove":

@@ -47,7 +47,8 @@ from reuse.runtime.spec import RunSpec
 if TYPE_CHECKING:
     from reuse.runtime.engines.shared.broker_input import BrokerInput
 
-__all__ = ["apps_run", "resume_apps", "start_apps", "RUN_RECORD", "BASE_SPEC"]
+__all__ = ["apps_run", "resume_apps", "start_apps", "trace_steps", "finish_run", "RUN_RECORD",
+           "BASE_SPEC", "RUN"]
 
 RUN = "run"  # the control plane's run name: the run's Redis is its own
 #: The start record of a run across applications: its dataflows, trace and spec (for --resume).
@@ -167,8 +168,8 @@ def apps_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], spec: RunSpec, *,
                     **replace(spec, dead_s=coord.dead_s,
                               data_dir=Path(str(coord.base.data_dir))).to_journal()})
         coord.hold(spec.warmup_s)
-        rows = _steps(coord, ops, spec.step_seconds, on_step, progress)
-        return _finish(coord, rows, check=spec.check)
+        rows = trace_steps(coord, ops, spec.step_seconds, on_step, progress)
+        return finish_run(coord, rows, check=spec.check)
     finally:
         coord.close()
 
@@ -247,9 +248,9 @@ def resume_apps(root: str | os.PathLike[str], *,
             progress(f"resumed at step {len(done) + 1} of {len(ops)}: "
                      f"{len(coord.live())} instance(s) adopted "
                      + ", ".join(f"{c.spec.id} pid {c.pid}" for c in coord.live()))
-        rows = done + _steps(coord, ops, spec.step_seconds, on_step, progress,
+        rows = done + trace_steps(coord, ops, spec.step_seconds, on_step, progress,
                              first=len(done) + 1)
-        return _finish(coord, rows, check=spec.check)
+        return finish_run(coord, rows, check=spec.check)
     finally:
         coord.close()
 
@@ -281,7 +282,7 @@ def _read_record(path: Path) -> Any:
         raise StateError(f"cannot be read ({type(exc).__name__}: {exc})", file=str(path)) from None
 
 
-def _finish(coord: Coordinator, rows: list[dict[str, Any]], *, check: bool,
+def finish_run(coord: Coordinator, rows: list[dict[str, Any]], *, check: bool,
             ) -> list[dict[str, Any]]:
     """Stop the instances at a cut, read the streams to their end, account and report."""
     stop_cut = coord.stop()
@@ -293,12 +294,13 @@ def _finish(coord: Coordinator, rows: list[dict[str, Any]], *, check: bool,
     return rows
 
 
-def _steps(coord: Coordinator, ops: Sequence[Op], step_seconds: float,
+def trace_steps(coord: Coordinator, ops: Sequence[Op], step_seconds: float,
            on_step: Callable[[int, Coordinator], None] | None,
            progress: Callable[[str], None] | None, *, first: int = 1,
-           ) -> list[dict[str, Any]]:
+           key_prefix: str = "step-") -> list[dict[str, Any]]:
     """Steps ``first``.. of the trace; a ``first`` above 1 is a resume, whose first step
-    counts the coordinator's death as one failure."""
+    counts the coordinator's death as one failure. Step ``n`` is proposed under the key
+    ``key_prefix + n`` (a live engine's traces each take their own prefix)."""
     rows: list[dict[str, Any]] = []
     ends: list[float] = []  # every output's arrival (ms), as the consumers read them
     origin = time.time() * 1000
@@ -309,7 +311,7 @@ def _steps(coord: Coordinator, ops: Sequence[Op], step_seconds: float,
         cpu0 = coord.meter.total()  # the step's CPU covers its operation (issue 33)
         if on_step is not None:
             on_step(n, coord)
-        cut = coord.propose(op.op, op.dag, key=f"step-{n}")
+        cut = coord.propose(op.op, op.dag, key=f"{key_prefix}{n}")
         op_s = time.time() - t0
         arrivals, failures = coord.hold(t0 + step_seconds - time.time())
         resumed = n == first > 1  # the coordinator's death is this step's failure
