@@ -61,11 +61,22 @@ def load_trace(path: str | Path) -> list[Op]:
     return ops
 
 
-def check_trace(ops: Sequence[Op], known: Iterable[str], *, file: str | None = None) -> None:
+def check_trace(ops: Sequence[Op], known: Iterable[str], *, file: str | None = None,
+                present: Iterable[str] = ()) -> None:
     """Reject a trace before anything runs: unknown DAG ids, removing a DAG that is not present,
-    submitting one that is present."""
+    submitting one that is present. ``present``: the DAGs running when the trace begins (a
+    trace replayed on a live engine may remove what was submitted before it); they need not
+    be ``known``.
+
+    >>> check_trace([Op("remove", "a")], [], present=["a"])
+    >>> check_trace([Op("submit", "a")], ["a"], present=["a"])
+    Traceback (most recent call last):
+    ...
+    reuse.core.errors.TraceError: step 1: dag 'a': is submitted twice while present
+    """
     known = set(known)
-    present: set[str] = set()
+    present = set(present)
+    known |= present
     for step, op in enumerate(ops, start=1):
         if op.dag not in known:
             raise TraceError("unknown DAG id (no such dataflow in the DAG directory)",

@@ -53,7 +53,7 @@ class AppsEngine(Engine):
                  workload: str | None = "riot", match: str = "exact", k_safe: int = 1,
                  replicate_min_users: int = 2, split: bool = False, stall_s: float = 60.0,
                  columnar: bool = True, replicas: str = "apps", catch_up: bool = True,
-                 **unused: Any) -> None:
+                 first_message_s: float = 30.0, **unused: Any) -> None:
         import tempfile
 
         from reuse.runtime.apps.coordinator import PATIENCE_S
@@ -69,7 +69,8 @@ class AppsEngine(Engine):
                                data_dir=None if data_dir is None else Path(data_dir),
                                match=match, k_safe=k_safe, replicas=replicas,  # type: ignore[arg-type]
                                replicate_min_users=replicate_min_users, split=split,
-                               stall_s=stall_s, columnar=columnar)
+                               stall_s=stall_s, columnar=columnar,
+                               first_message_s=first_message_s)
         self.root, self.workload, self.poll_s = run_root, workload, poll_s
         self.lock = threading.RLock()
         self.flows: dict[str, Dataflow] = {}
@@ -193,11 +194,15 @@ class AppsEngine(Engine):
         """Replay a prepared trace on the instances, one operation per ``step_seconds``, then
         stop them at one cut and check every output since the engine started (the live
         operations before the trace included, charged to its first step) against the
-        reference execution: the rows ``reuse run`` writes. The engine is stopped after."""
+        reference execution: the rows ``reuse run`` writes. The engine is stopped after.
+        ``kwargs``: ``warmup_s`` (watch this long first) and ``on_step(n, coordinator)``,
+        called as step ``n`` begins (a test kills an instance there, as with ``apps_run``)."""
+        from reuse.core.traces import check_trace
         from reuse.runtime.apps.runs import finish_run, trace_steps
 
         with self.lock:
             self._check()
+            check_trace(ops, flows, present=self.coord.planner.instances)
             self._traces += 1
             prefix = f"t{self._traces}-step-"
             for n, op in enumerate(ops, 1):
@@ -207,7 +212,8 @@ class AppsEngine(Engine):
             warm = float(kwargs.get("warmup_s") or 0.0)
             if warm > 0:
                 self.coord.hold(warm)
-            rows = trace_steps(self.coord, ops, step_seconds, None, None, key_prefix=prefix)
+            rows = trace_steps(self.coord, ops, step_seconds, kwargs.get("on_step"), None,
+                               key_prefix=prefix)
             self.ops += list(ops)
             self.flows.update({o.dag: flows[o.dag] for o in ops if o.op == "submit"})
             rows = finish_run(self.coord, rows, check=check)

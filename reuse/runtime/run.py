@@ -111,7 +111,9 @@ def run_trace(runtime: Engine, flows: Mapping[str, Dataflow], ops: Sequence[Op],
     for as long as it makes progress, and fails only when nothing moves for ``stall_s``
     (an engine behind its input is overloaded, not broken: issue 36).
     """
-    check_trace(ops, flows)
+    # a live engine's trace may remove what was submitted before it; a resumed run's trace is
+    # the whole run again, from its first step
+    check_trace(ops, flows, present=() if resumed is not None else runtime.planner.instances)
     meter = meter or CpuMeter()
     meter.start()
     tail = SinkTail(runtime.root)

@@ -1,14 +1,19 @@
-"""k-safety across applications, broker-fed and split (issue 32: the three meet).
+"""k-safety across applications, broker-fed and split, driven live (issue 32: the four meet).
 
-A publisher sends SYS events to a Mosquitto broker; ``--replicas apps --k-safe 1 --split
---source mqtt://...`` runs two instances, each its own driver and Spark application with its
-running DAGs split over two shards, reading the events the coordinator's one ingest appends
-to the run's Redis. Two identical dataflows merge, then one leaves (an unmerge). In step 2
-one instance's driver is killed with its process group (as a machine's death would take it);
-a replacement joins at a journal cut, warm, and reads the same bus from there. The consumers'
-streams hold every expected record once (lost = duplicated = 0, against the reference run on
-the events the bus recorded), every instance's own records equal the reference from its first
-``seq``, and the records carry the publisher's stamps: the shards computed on its events.
+A publisher sends SYS events to a Mosquitto broker; ``reuse.live.Engine(replicas="apps",
+k_safe=1, split=True, source="mqtt://...")`` (the live front of ``--replicas apps``) runs two
+instances, each its own driver and Spark application with its running DAGs split over two
+shards, reading the events the coordinator's one ingest appends to the run's Redis. One
+dataflow is submitted live (its dataflow reaches the instances through the run's flow book),
+then a prepared trace merges an identical one and removes the first (an unmerge). As the
+trace begins, one instance's driver is killed with its process group (as a machine's death
+would take it); a replacement joins at a journal cut, warm, and reads the same bus from there.
+The consumers' streams hold every expected record once (lost = duplicated = 0, against the
+reference run on the events the bus recorded, the live submit's outputs included), every
+instance's own records equal the reference from its first ``seq``, and the records carry the
+publisher's stamps: the shards computed on its events. The engine's calls answer as
+documented: a second submit of a running dataflow is a one-line error, the metrics name both
+instances, the outputs are the consumers' records.
 """
 
 from __future__ import annotations
@@ -23,21 +28,21 @@ from typing import Any
 
 import pytest
 
+from reuse.core.errors import ReuseError
 from reuse.core.traces import Op
+from reuse.live import AppsEngine, Engine
 from reuse.runtime.dataplane.publish import Publisher, Stream
 
 pytestmark = [pytest.mark.spark, pytest.mark.many_jvms]
 
 RATE = 10.0
-OPS = [Op("submit", "twin-a"), Op("submit", "twin-b"), Op("remove", "twin-a")]
+OPS = [Op("submit", "twin-b"), Op("remove", "twin-a")]  # after twin-a, submitted live
 
 
 def test_split_broker_fed_instances_outlive_a_killed_driver(
         tmp_path: Path, twin_flows: dict[str, Any], mqtt_broker: str) -> None:
     from reuse.runtime.accounting import observed_records
     from reuse.runtime.apps.coordinator import Coordinator
-    from reuse.runtime.apps.runs import apps_run
-    from reuse.runtime.spec import RunSpec
 
     flows = {n: twin_flows[n] for n in ("twin-a", "twin-b")}
     root = tmp_path / "run"
@@ -46,7 +51,7 @@ def test_split_broker_fed_instances_outlive_a_killed_driver(
     killed: dict[str, Any] = {}
 
     def on_step(n: int, coord: Coordinator) -> None:
-        if n != 2:
+        if n != 1:
             return
         victim = next(c for c in coord.live() if c.spec.id == "i1")
 
@@ -64,13 +69,24 @@ def test_split_broker_fed_instances_outlive_a_killed_driver(
         killed["thread"] = threading.Thread(target=kill, daemon=True)
         killed["thread"].start()
 
-    spec = RunSpec.of(root=root, k_safe=1, replicas="apps", replicate_min_users=1,
-                      master="local[2]", shards=2, split=True, source=mqtt_broker,
-                      step_seconds=8.0, trigger_s=1.0, warmup_s=2.0, first_message_s=20)
+    eng = None
     try:
         publishing.start()
-        rows = apps_run(flows, OPS, spec, on_step=on_step)
+        eng = Engine("local[2]", mqtt_broker, root=root, k_safe=1, replicas="apps",
+                     replicate_min_users=1, shards=2, split=True, trigger_s=1.0, poll_s=0.3,
+                     first_message_s=20, workload=None)
+        assert isinstance(eng, AppsEngine)
+        live = eng.submit(flows["twin-a"])
+        with pytest.raises(ReuseError, match="already submitted"):
+            eng.submit(flows["twin-a"].to_dict())
+        eng.wait_outputs("twin-a", 3, timeout_s=90)
+        assert all(o["seq"] >= live["J"] and o["event"] is None for o in eng.outputs("twin-a"))
+        assert len(eng.metrics()["instances"]) == 2
+        rows = eng.run_trace(OPS, flows, step_seconds=8.0, warmup_s=2.0, on_step=on_step)
+        assert not eng.running  # a trace across applications ends the run, checked
     finally:
+        if eng is not None:
+            eng.stop()
         pub.halt()
         publishing.join(timeout=10)
         pub.close()
@@ -85,7 +101,7 @@ def test_split_broker_fed_instances_outlive_a_killed_driver(
                 pass
 
     assert "pid" in killed, "i1 never ran a working batch to be killed in"
-    assert [int(r["step"]) for r in rows] == [1, 2, 3]
+    assert [int(r["step"]) for r in rows] == [1, 2]
     assert sum(r["lost"] for r in rows) == 0 and sum(r["duplicated"] for r in rows) == 0, rows
     assert sum(r["failures"] for r in rows) >= 1, rows
     apps = json.loads((root / "apps.json").read_text())
