@@ -149,7 +149,11 @@ def _slice_sums(values: np.ndarray, cuts: np.ndarray) -> tuple[np.ndarray, np.nd
 def _combined(m: _Member, closed: np.ndarray, cuts: np.ndarray,
               sums: tuple[np.ndarray, np.ndarray, np.ndarray]) -> list[list[float]] | None:
     """The exact partials of each completed block (``closed``: block indices), from its
-    slices' sums and its carried floats; ``None`` unless every one is proven."""
+    slices' sums and its carried floats; ``None`` unless every one is proven. The terms are
+    summed as the kernel sums a block's values: :func:`exact_sums` over a grid, or, for few
+    blocks of many slices, :func:`exact_partials` of each (``exact_partials`` of the block's
+    values by definition, as its result depends on the exact sum only; no term is beyond
+    ``2**1000``, so no step overflows)."""
     s, e, ok = sums
     lo = np.searchsorted(cuts, m.pos[m.starts[closed]], side="right") - 1
     hi = np.searchsorted(cuts, m.pos[m.last[closed]], side="right") - 1
@@ -171,6 +175,10 @@ def _combined(m: _Member, closed: np.ndarray, cuts: np.ndarray,
     grid[row, col + 1] = e[lo[row] + k]
     for r in np.flatnonzero(nh).tolist():
         grid[r, :nh[r]] = held[r]
+    if grid.shape[1] > n * blocks._COLUMNS_PER_BLOCK:  # few blocks of many slices: fsum each
+        if not bool((np.abs(grid) <= blocks._SAFE).all()):
+            return None
+        return [exact_partials(row) for row in grid.tolist()]
     total, rest, proven = exact_sums(grid)
     if not bool(proven.all()):
         return None
