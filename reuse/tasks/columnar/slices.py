@@ -18,13 +18,15 @@ plus, for a series' first block, the floats its member carried from the last bat
 ``[count, floats...]``, whose exact sum is the open block's sum). So ``S`` is the exact sum of
 the terms ``carried + [s_q, e_q for each slice q]``; summing them with ``exact_sums`` again,
 when that is proven, gives ``s = round(S)`` and ``e = S - s``, which is exactly
-``exact_partials`` of the block's values (see :mod:`~reuse.tasks.columnar.blocks`). Nothing
-is rounded on the way that is not proven exact; the order of the terms does not matter.
+``exact_partials`` of the block's values (see :mod:`~reuse.tasks.columnar.blocks`); for a
+few blocks of many slices, ``exact_partials`` of the terms is taken directly (it depends on
+``S`` only). Nothing is rounded on the way that is not proven exact; the order of the terms
+does not matter.
 
 What falls back (the member's own kernel on its own rows, its state untouched until then):
 a member any of whose completed blocks is unproven (a slice or a combination with a
-second-order error, a value, slice sum or carried float beyond ``2**1000``, a long slice of
-more than two partials); every member when the rows carry a ``pane`` (a pane counts as ``n``
+second-order error in its double-double, a value, slice sum or carried float beyond
+``2**1000``, a long slice whose sum needs more than two partials); every member when the rows carry a ``pane`` (a pane counts as ``n``
 values and may overshoot a block: boundaries then need the kernel's count scan, and the
 residual path of the containment rule is where panes flow, not sibling windows); members of
 different ``fields`` or ``group_by`` (they read different series), and a group of one.
