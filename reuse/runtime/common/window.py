@@ -44,8 +44,11 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
-import numpy as np
-
+from reuse.runtime.common.batches import EMPTY as _EMPTY
+from reuse.runtime.common.batches import batch_merged, batch_slice
+from reuse.runtime.common.batches import bounds as _bounds
+from reuse.runtime.common.batches import record_lines as _record_lines
+from reuse.runtime.common.batches import rows as _rows
 from reuse.runtime.common.execution import cached_task, record, record_line, task_key
 from reuse.runtime.common.predicates import (
     PredicateGroup,
@@ -56,7 +59,9 @@ from reuse.runtime.common.predicates import (
     run_group,
 )
 from reuse.runtime.common.predicates import split_cpu as _split_cpu
+from reuse.runtime.common.window_groups import WindowGroup, window_groups
 from reuse.tasks.columnar import Batch, Kernel, PerEvent, kernel_for
+from reuse.tasks.columnar.slices import run_sliced
 
 __all__ = ["UNBOUNDED", "WindowOut", "task_window", "seq_slice", "record_writer",
            "process_window", "parents_merged", "run_window", "no_gc", "batch_merged",
@@ -74,7 +79,7 @@ BatchSource = Callable[[Mapping[str, Any], int, int], Batch]
 
 #: options of how :func:`run_window` runs, not of how a task is built: never passed on to the
 #: tasks, so every setting builds and caches the same task objects
-RUN_FLAGS = ("fuse_predicates", "columnar")
+RUN_FLAGS = ("fuse_predicates", "columnar", "fuse_windows")
 
 #: ``hi`` for a window with no upper bound (a partial DAG takes what its bus delivered)
 UNBOUNDED = 1 << 62
@@ -103,6 +108,8 @@ class WindowOut:
     events: int = 0
     #: the predicate groups run in one pass, as lists of their members' ids
     groups: list[list[str]] = field(default_factory=list)
+    #: columnar: the window groups run in one pass (block sums through shared slices)
+    window_groups: list[list[str]] = field(default_factory=list)
 
 
 def task_window(t: Mapping[str, Any], lo: int, hi: int) -> tuple[int, int]:
@@ -242,8 +249,11 @@ def run_window(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
     come from several partitions). Filter tasks of one fusable type that read the same parents
     run as one predicate group (:mod:`reuse.runtime.common.predicates`) unless
     ``opts["fuse_predicates"]`` is false: the same outputs, sinks and counts, each member billed
-    a share of the group's CPU. That flag is not passed on to the tasks, so both settings build
-    and cache the same task objects. ``now_ms`` is the clock that stamps records.
+    a share of the group's CPU. Columnar, block averages of one stream's series run as one
+    window group (:mod:`reuse.runtime.common.window_groups`) unless ``opts["fuse_windows"]``
+    is false (absent: as ``fuse_predicates``). Those flags are not passed on to the tasks, so
+    every setting builds and caches the same task objects. ``now_ms`` is the clock that stamps
+    records.
 
     ``skip_idle``: a task given no input at all is not built (its state, if any, is carried
     as it is). A partial DAG's batch often brings nothing new to most of its tasks, and
@@ -262,13 +272,15 @@ def run_window(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
     """
     clock = now_ms or (lambda: time.time() * 1000)
     fuse = bool(opts.get("fuse_predicates", True))
+    fuse_windows = bool(opts.get("fuse_windows", fuse))
     columnar = bool(opts.get("columnar", False))
     if any(k in opts for k in RUN_FLAGS):
         opts = {k: v for k, v in opts.items() if k not in RUN_FLAGS}
     if columnar and gather is parents_merged and not tagged and taken is None and sent is None:
         return _run_columnar(tasks, lo, hi, states, opts,
                              source_batch or (lambda t, a, b: Batch.from_events(source(t, a, b))),
-                             fuse=fuse, clock=clock, skip_idle=skip_idle)
+                             fuse=fuse, fuse_windows=fuse_windows, clock=clock,
+                             skip_idle=skip_idle)
     return _run_per_event(tasks, lo, hi, states, opts, source=source, gather=gather,
                           tagged=tagged, taken=taken, sent=sent, clock=clock, fuse=fuse,
                           skip_idle=skip_idle)
@@ -394,7 +406,6 @@ def _run_group(g: PredicateGroup, by_id: Mapping[str, Mapping[str, Any]], lo: in
 
 # --- columnar (issue 35) -----------------------------------------------------------------------
 
-_EMPTY = Batch.empty()
 #: a stateless task's kernel, under the task's :func:`~reuse.runtime.common.execution.task_key`,
 #: kept with the task it was built on
 _KERNELS: dict[tuple[str, str, str], tuple[Any, Kernel]] = {}
@@ -411,61 +422,6 @@ def _kernel(t: Mapping[str, Any], opts: Mapping[str, Any], task: Any) -> Kernel:
     if hit is None or hit[0] is not task:
         hit = _KERNELS[key] = (task, kernel_for(task))
     return hit[1]
-
-
-def batch_merged(t: Mapping[str, Any], batches: Mapping[str, Batch]) -> Batch:
-    """:func:`parents_merged` of batches: a task's parents' output batches concatenated in
-    parent order, stably sorted by ``seq`` (not copied when there is one and it is sorted).
-
-    >>> b = {"p": Batch.from_events([{"seq": 1, "x": 0}, {"seq": 3, "x": 0}]),
-    ...      "q": Batch.from_events([{"seq": 1, "x": 1}, {"seq": 2, "x": 1}])}
-    >>> [(e["seq"], e["x"]) for e in batch_merged({"parents": ["p", "q"]}, b).to_events()]
-    [(1, 0), (1, 1), (2, 1), (3, 0)]
-    """
-    parts = [b for p in t["parents"] if (b := batches.get(p)) is not None and b.n]
-    if not parts:
-        return _EMPTY
-    both = parts[0] if len(parts) == 1 else Batch.concat(parts)
-    seq = both.cols["seq"]
-    if both.n > 1 and not bool(np.all(seq[1:] >= seq[:-1])):
-        both = both.take(np.argsort(seq, kind="stable"))
-    return both
-
-
-def _bounds(batch: Batch, a: int, b: int) -> tuple[int, int]:
-    """The rows ``[i, j)`` of a batch sorted by ``seq`` with ``a <= seq < b``."""
-    if not batch.n:
-        return 0, 0
-    seq = batch.cols["seq"]
-    i = 0 if seq[0] >= a else int(np.searchsorted(seq, a, side="left"))
-    j = batch.n if seq[-1] < b else int(np.searchsorted(seq, b, side="left"))
-    return i, max(i, j)
-
-
-def _rows(batch: Batch, i: int, j: int) -> Batch:
-    """Rows ``[i, j)`` of a batch: views of its columns (the batch itself when all)."""
-    if i == 0 and j == batch.n:
-        return batch
-    return Batch(j - i, {k: c[i:j] for k, c in batch.cols.items()})
-
-
-def batch_slice(batch: Batch, a: int, b: int) -> Batch:
-    """:func:`seq_slice` of a batch sorted by ``seq``: its rows with ``a <= seq < b``, as views
-    of its columns (the batch itself when all are in).
-
-    >>> b = Batch.from_events([{"seq": s} for s in (1, 2, 2, 5)])
-    >>> batch_slice(b, 2, 5).cols["seq"].tolist(), batch_slice(b, 0, 9) is b
-    ([2, 2], True)
-    """
-    return _rows(batch, *_bounds(batch, a, b))
-
-
-def _record_lines(events: list[Event], line: Line, clock: Callable[[], float]) -> list[str]:
-    """A window's record lines, all stamped with one clock reading (none when no event)."""
-    if not events:
-        return []
-    now = clock()
-    return [line(e, now) for e in events]
 
 
 def _built(t: Mapping[str, Any], a: int, b: int, idle: bool, states: Mapping[str, Any],
@@ -489,7 +445,8 @@ def _built(t: Mapping[str, Any], a: int, b: int, idle: bool, states: Mapping[str
 
 def _run_columnar(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
                   states: Mapping[str, Any], opts: Mapping[str, Any], source: BatchSource, *,
-                  fuse: bool, clock: Callable[[], float], skip_idle: bool) -> WindowOut:
+                  fuse: bool, fuse_windows: bool, clock: Callable[[], float],
+                  skip_idle: bool) -> WindowOut:
     """:func:`run_window`'s columnar path: the per-event loop's steps, on batches.
 
     A task's input is its parents' output batches in parent order, stably sorted by ``seq``
@@ -498,7 +455,8 @@ def _run_columnar(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
     (:func:`~reuse.tasks.columnar.kernel_for`: its type's vectorized one, else its ``process``
     behind the kernel contract) on the task :func:`cached_task` gives (a stateless task keeps
     its kernel; a stateful one's is built anew on the task rebuilt from its state). Predicate
-    groups run fused where their type's kernel fuses, else member by member. Everything in
+    groups run fused where their type's kernel fuses, else member by member; window groups
+    (``fuse_windows``) through shared slices (:func:`_run_window_group`). Everything in
     :class:`WindowOut` but ``outputs`` is as per event (outputs are in ``batches``), and the
     record lines are the same bytes but for the clock: **one reading per task per window**
     (after its kernel: an output's time is its batch's completion, as in Spark). Only a sink's
@@ -509,10 +467,13 @@ def _run_columnar(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
     line = record_writer(opts)
     groups = [g for g in predicate_groups(tasks) if fused_kernel(g.type) is not None] \
         if fuse else []
-    first = {g.members[0]: g for g in groups}
-    grouped = {m for g in groups for m in g.members}
-    by_id = {t["id"]: t for t in tasks} if groups else {}
-    res = WindowOut(groups=[list(g.members) for g in groups])
+    wgroups = window_groups(tasks) if fuse_windows else []
+    first: dict[str, PredicateGroup | WindowGroup] = {g.members[0]: g for g in groups}
+    first.update((g.members[0], g) for g in wgroups)
+    grouped = {m for g in first.values() for m in g.members}
+    by_id = {t["id"]: t for t in tasks} if first else {}
+    res = WindowOut(groups=[list(g.members) for g in groups],
+                    window_groups=[list(g.members) for g in wgroups])
     batches = res.batches
     for t in tasks:
         tid = t["id"]
@@ -527,8 +488,11 @@ def _run_columnar(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
                 res.cpu[tid] = time.process_time() - c0
             continue
         if tid in grouped:
-            if tid in first:
-                _run_group_columnar(first[tid], by_id, lo, hi, states, opts, res, line, clock)
+            g = first.get(tid)
+            if isinstance(g, WindowGroup):
+                _run_window_group(g, by_id, lo, hi, states, opts, res, line, clock, skip_idle)
+            elif g is not None:
+                _run_group_columnar(g, by_id, lo, hi, states, opts, res, line, clock)
             continue
         batches[tid] = _EMPTY
         items = batch_merged(t, batches) if skip_idle else None
@@ -591,6 +555,43 @@ def _run_group_columnar(g: PredicateGroup, by_id: Mapping[str, Mapping[str, Any]
             out = res.batches[tid] = kernel.outputs(_rows(union, i, j), sel[i:j])
             if t["record"] and out.n:
                 res.sinks[tid] = _record_lines(out.to_events(), line, clock)
+        res.counts[tid] = j - i
+        took.append(j - i)
+    for (t, *_), share in zip(live, _split_cpu(time.process_time() - c0, took), strict=True):
+        res.cpu[t["id"]] = share
+
+
+def _run_window_group(g: WindowGroup, by_id: Mapping[str, Mapping[str, Any]], lo: int, hi: int,
+                      states: Mapping[str, Any], opts: Mapping[str, Any], res: WindowOut,
+                      line: Line, clock: Callable[[], float], skip_idle: bool) -> None:
+    """A window group where its first member stands (all read the same parents, run by then):
+    one merged input; each member built as alone (:func:`_built`: outside its window, or idle,
+    it carries its state, unbilled); the others run over the union of their windows, each on
+    its own rows (:func:`~reuse.tasks.columnar.slices.run_sliced`), leaving what a task alone
+    leaves. The group's CPU is split between them by rows taken, as a predicate group's."""
+    c0 = time.process_time()
+    items = batch_merged(by_id[g.members[0]], res.batches)
+    live: list[tuple[Mapping[str, Any], Any, int, int]] = []
+    for tid in g.members:
+        t = by_id[tid]
+        a, b = task_window(t, lo, hi)
+        res.batches[tid] = _EMPTY
+        task = _built(t, a, b, skip_idle and not items.n, states, opts, res)
+        if task is not None:
+            live.append((t, task, a, b))
+    if not live:
+        return
+    union = batch_slice(items, min(x[2] for x in live), max(x[3] for x in live))
+    spans = [_bounds(union, a, b) for _, _, a, b in live]
+    outs = run_sliced([x[1] for x in live], union, spans)
+    took: list[int] = []
+    for (t, task, _, _), (i, j), out in zip(live, spans, outs, strict=True):
+        tid = t["id"]
+        if j > i:
+            res.batches[tid] = out
+            if t["record"] and out.n:
+                res.sinks[tid] = _record_lines(out.to_events(), line, clock)
+        res.states[tid] = task.get_state()
         res.counts[tid] = j - i
         took.append(j - i)
     for (t, *_), share in zip(live, _split_cpu(time.process_time() - c0, took), strict=True):

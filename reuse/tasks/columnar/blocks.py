@@ -17,7 +17,7 @@ the task's own code on the task's own list.
 from __future__ import annotations
 
 from itertools import chain
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -35,6 +35,19 @@ _SAFE = 2.0**1000
 #: above this many values per block (or below this many blocks per value position) a block is
 #: summed by :func:`exact_partials` itself: a C loop per block beats a numpy call per position
 _COLUMNS_PER_BLOCK = 1 / 8
+
+
+class SeriesRuns(Protocol):
+    """What :meth:`BlockWindowAverageKernel._open` reads of a layout (a :class:`Lanes`, or a
+    window group member's share of one, :mod:`reuse.tasks.columnar.slices`): observation
+    indices series after series (``order``) and where each series' run begins (``bounds``,
+    one more than the series)."""
+
+    @property
+    def order(self) -> np.ndarray: ...
+
+    @property
+    def bounds(self) -> np.ndarray: ...
 
 
 def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -201,7 +214,7 @@ class BlockWindowAverageKernel(Kernel):
             panes.append(pane)
         return means, panes
 
-    def _open(self, task: BlockWindowAverage, ob: Observations, lanes: Lanes,
+    def _open(self, task: BlockWindowAverage, ob: Observations, lanes: SeriesRuns,
               carried: list[list[Any] | None], weight: np.ndarray,
               segments: list[list[float]] | None, gb: np.ndarray, starts: np.ndarray,
               done: np.ndarray, blkno: np.ndarray) -> None:

@@ -127,11 +127,12 @@ def _reading(src: str, seq: int) -> dict[str, Any]:
 
 
 @st.composite
-def _windowed(draw: st.DrawFn) -> list[dict[str, Any]]:
-    """:data:`GRAPH` with each task's ``[start, end)`` drawn (inside, across or outside the
-    batches) and its record flag sometimes flipped."""
+def _windowed(draw: st.DrawFn, graph: list[dict[str, Any]] | None = None,
+              ) -> list[dict[str, Any]]:
+    """:data:`GRAPH` (or ``graph``) with each task's ``[start, end)`` drawn (inside, across
+    or outside the batches) and its record flag sometimes flipped."""
     out = []
-    for t in GRAPH:
+    for t in GRAPH if graph is None else graph:
         start = draw(st.integers(0, 25))
         end = draw(st.one_of(st.none(), st.integers(start, 32)))
         rec = t["record"] if t["kind"] != "task" else draw(st.booleans())
@@ -265,3 +266,60 @@ def test_full_records_are_the_same_bytes_on_both_paths() -> None:
     assert col.sinks == per.sinks and len(per.sinks["o"]) > 5
     rec = json.loads(per.sinks["o"][0])
     assert list(rec) == ["s", "q", "ts", "o", "d", "e"] and list(rec["e"]) == sorted(rec["e"])
+
+
+# --- window groups (issue 35, item 3) -------------------------------------------------------------
+
+def _bwa(tid: str, window: int, parents: list[str], **config: Any) -> dict[str, Any]:
+    return _spec(tid, "BlockWindowAverage", {"window": window, "fields": ["t"], **config},
+                 parents)
+
+
+#: block averages of one stream: 3, 5 and 10 (a window group), 2 keyed by field only (other
+#: series: alone), 4 and 7 over both sources (a second group, two parents); sinks on two
+WINDOWS = [
+    _spec("s1", "S", "source", [], kind="source"),
+    _spec("s2", "S", "source", [], kind="source"),
+    _bwa("w3", 3, ["s1"]), _bwa("w5", 5, ["s1"]), _bwa("w10", 10, ["s1"]),
+    _bwa("w2", 2, ["s1"], group_by=["obs"]),
+    _bwa("v4", 4, ["s1", "s2"]), _bwa("v7", 7, ["s1", "s2"]),
+    _spec("o-w5", "Sink", "sink", ["w5"], kind="sink"),
+    _spec("o-v7", "Sink", "sink", ["v7"], kind="sink"),
+]
+
+
+@given(st.data())
+def test_a_window_group_is_each_member_alone(data: st.DataObject) -> None:
+    """Members starting and ending inside batches, states carried from batch to batch, some
+    recorded: with window groups, without (``fuse_windows`` false) and per event, the same
+    records, states, counts and billed tasks, byte for byte."""
+    tasks = data.draw(_windowed(WINDOWS))
+    cuts = sorted(data.draw(st.lists(st.integers(1, 29), max_size=3, unique=True)))
+    bounds = [0, *cuts, 30]
+    fused = _batches(tasks, bounds, {**OPTS, "columnar": True})
+    alone = _batches(tasks, bounds, {**OPTS, "columnar": True, "fuse_windows": False})
+    assert fused == alone == _batches(tasks, bounds, OPTS)
+
+
+def test_window_groups_run_and_fusion_off_turns_them_off() -> None:
+    """One window: the groups are reported, the ``WindowOut`` is the one fusion off gives
+    (outputs, states, sinks, counts, billed tasks); ``fuse_predicates`` false turns window
+    groups off too unless ``fuse_windows`` says otherwise."""
+    tasks = [{**t, "record": t["kind"] == "task"} for t in WINDOWS]
+    src = lambda t, a, b: [_reading(t["stream"], s) for s in range(a, b)]  # noqa: E731
+    states = {"w5": {"blocks": {"n1|t": [2, 0.4, 1.2]}}, "v7": {"blocks": {"n0|t": [6, 3.0]}}}
+
+    def run(**flags: bool) -> Any:
+        return run_window(tasks, 0, 24, states, {**OPTS, "columnar": True, **flags},
+                          source=src, now_ms=lambda: 0.0)
+
+    on, off = run(), run(fuse_windows=False)
+    assert on.window_groups == [["w3", "w5", "w10"], ["v4", "v7"]] and off.window_groups == []
+    assert {k: b.to_events() for k, b in on.batches.items()} == \
+        {k: b.to_events() for k, b in off.batches.items()}
+    assert on.batches["w5"].n == 3 and on.sinks["w5"] and on.sinks["o-v7"]
+    assert (on.states, on.sinks, on.counts, on.events) == \
+        (off.states, off.sinks, off.counts, off.events)
+    assert set(on.cpu) == set(off.cpu)
+    assert run(fuse_predicates=False).window_groups == []
+    assert run(fuse_predicates=False, fuse_windows=True).window_groups == on.window_groups
