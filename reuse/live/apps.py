@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 from reuse.core.dataflow import Dataflow
 from reuse.core.errors import ReuseError
 from reuse.core.traces import Op
-from reuse.live.engine import Engine, as_dataflow
+from reuse.live.engine import Engine, as_dataflow, init_signature
 from reuse.runtime.engines.contract import RemoveResult, SubmitResult
 from reuse.runtime.spec import RunSpec
 
@@ -256,3 +256,6 @@ def _read_accounting(root: Path) -> dict[str, Any] | None:
 
     got = read_json(root / "accounting.json")
     return None if got is None else dict(got)
+
+
+AppsEngine.__signature__ = init_signature(AppsEngine)  # type: ignore[attr-defined]

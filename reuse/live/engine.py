@@ -44,6 +44,7 @@ may not import upward. Both drive the same engine class with the same trace runn
 
 from __future__ import annotations
 
+import inspect
 import tempfile
 import threading
 import time
@@ -94,6 +95,14 @@ def as_dataflow(flow: Dataflow | str | Path | Mapping[str, Any]) -> Dataflow:
         return parse_dataflow(dict(flow))
     raise ReuseError(f"cannot submit a {type(flow).__name__}: give a Dataflow, a JSON file "
                      "or a dict")
+
+
+def init_signature(cls: type) -> inspect.Signature:
+    """``cls``'s ``__init__`` signature without ``self``: what ``help`` and a notebook's
+    completion show for ``cls(...)``, which ``Engine.__new__``'s ``*args, **kwargs`` (the
+    dispatch on ``replicas``) would hide."""
+    sig = inspect.signature(cls.__init__)  # type: ignore[misc]
+    return sig.replace(parameters=list(sig.parameters.values())[1:])
 
 
 def _warm_workers(spark: Any, shards: int) -> None:
@@ -560,3 +569,6 @@ class Engine:
 
         return (f"<Engine {self.runtime.mode} {masked(self.runtime.source)} root={self.root} "
                 f"dataflows={self.submitted}>")
+
+
+Engine.__signature__ = init_signature(Engine)  # type: ignore[attr-defined]
