@@ -1256,6 +1256,31 @@ def _stage_cost_verdict(raws: list[Any]) -> str:
             "missed" if c["min"] > _CRITICAL_BOUND_MS else "not decided")
 
 
+def _window_slices(raws: list[Any]) -> str:
+    """``window_slices.py --json``: CPU per batch of ``k`` block averages over one stream,
+    each member alone (unfused) and as one window group (fused), at the kernel and at
+    ``run_window``; the ratio is unfused over fused, repetition by repetition."""
+    res = raws[0]["results"]
+    rows = [[name.split()[0].split("=")[1], name.split()[1],
+             ", ".join(map(str, r["windows"])), _spread_of(r["unfused"], 2),
+             _spread_of(r["fused"], 2), _spread_of(r["ratio"], 2),
+             _window_slices_verdict_of(r["ratio"])]
+            for name, r in res.items()]
+    return _table(["k", "level", "windows", "unfused ms/batch", "fused ms/batch",
+                   "unfused / fused", "by the spread rule"],
+                  ["---:", "---", "---", "---:", "---:", "---:", "---"], rows)
+
+
+def _window_slices_verdict_of(ratio: dict[str, Any]) -> str:
+    """Fused cheaper (every repetition's ratio above 1), dearer (every one below 1), no
+    difference (the ratios straddle 1), or not decided (fewer than three)."""
+    if ratio["n"] < 3:
+        return "not decided"
+    if ratio["min"] > 1.0:
+        return "fused lower"
+    return "unfused lower" if ratio["max"] < 1.0 else "no difference"
+
+
 def _view_latency(raws: list[Any]) -> str:
     """Issue 36 (issue 23's open target): from a submit to the live view showing the tasks."""
     r = raws[0]
@@ -1355,6 +1380,8 @@ def registry() -> dict[str, Entry]:
         Entry("shard_cost", ("shard_cost_1.json", "shard_cost_2.json"), _shard_cost,
               verdict=_shard_cost_verdict),
         Entry("stage_cost", ("stage_cost.json",), _stage_cost, verdict=_stage_cost_verdict),
+        # benchmarks/window_slices.py --json (issue 35, item 3): window groups, fused or not
+        Entry("window_slices", ("window_slices.json",), _window_slices),
         Entry("placement_margins", ("placement_eval.json",), _placement_margins),
         Entry("placement_cloud_only", ("placement_eval.json",),
               verdict=lambda raws: _placement_margin_verdict(raws, "cloud-only", 26.0)),

@@ -439,3 +439,14 @@ def test_the_placement_margins_decide_on_regular_topologies() -> None:
     assert report._placement_margin_verdict([raw], "aels", 1.0) == "not decided"
     assert "| cloud-only | regular | 10 | 1.600 | 37.0% [7.0, 42.0] |" in \
         report._placement_margins([raw])
+
+
+def test_window_slices_are_compared_repetition_by_repetition() -> None:
+    res = {f"k={k} kernel": {"windows": [5, 10][:k], "unfused": _spread_dict([2.0, 2.2, 2.1]),
+                             "fused": _spread_dict([1.0, 1.1, 1.2]), "ratio": _spread_dict(r)}
+           for k, r in ((1, [0.9, 1.1, 1.0]), (2, [1.8, 2.0, 1.9]))}
+    table = report._window_slices([{"results": res}])
+    assert "| 1 | kernel | 5 |" in table and table.count("no difference") == 1
+    assert "| 2 | kernel | 5, 10 |" in table and "fused lower" in table
+    assert report._window_slices_verdict_of(_spread_dict([0.5, 0.6, 0.7])) == "unfused lower"
+    assert report._window_slices_verdict_of(_spread_dict([1.5])) == "not decided"
