@@ -45,7 +45,8 @@ INSIDE: dict[str, tuple[tuple[str, ...], ...]] = {
         # bus, frames, flow control, retention, data sources; beside it, the control plane
         # of k-safety across applications (operation journal, instances, output logs)
         ("reuse.runtime.dataplane", "reuse.runtime.control"),
-        ("reuse.runtime.refusals",),  # the refused combinations, which the spec checks
+        # the refused combinations, which the spec checks; a run's per-step row
+        ("reuse.runtime.refusals", "reuse.runtime.rows"),
         # what a run is configured with (issue 32), and what every engine offers its driver
         ("reuse.runtime.spec", "reuse.runtime.engines.contract"),
         ("reuse.runtime.engines.partial", "reuse.runtime.engines.shared"),

@@ -9,11 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from reuse.core.errors import ReuseError
+from reuse.runtime.rows import StepRow
 from reuse.tasks.matching import MATCH_POLICIES
 
 __all__ = ["add_parsers", "cmd_run", "cmd_cluster"]
@@ -47,10 +49,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _report(rows: list[dict[str, Any]], out: str, what: str) -> None:
+def _report(rows: Sequence[StepRow], out: str, what: str) -> None:
     peak = max(rows, key=lambda r: r["running_tasks"] + r["paused_tasks"])
     failures = sum(r.get("failures") or 0 for r in rows)
-    lags = [r["max_lag_events"] for r in rows if r.get("max_lag_events") is not None]
+    lags = [lag for r in rows if (lag := r.get("max_lag_events")) is not None]
     print(f"{len(rows)} steps -> {out} ({what}); peak {peak['running_tasks']} tasks at step "
           f"{peak['step']}: {peak['cores']} cores; lost {sum(r['lost'] or 0 for r in rows)}, "
           f"duplicated {sum(r['duplicated'] or 0 for r in rows)}"

@@ -35,6 +35,7 @@ from reuse.core.errors import ReuseError
 from reuse.core.traces import Op
 from reuse.live.engine import Engine, as_dataflow, init_signature
 from reuse.runtime.engines.contract import RemoveResult, SubmitResult
+from reuse.runtime.rows import StepRow
 from reuse.runtime.spec import RunSpec
 
 __all__ = ["AppsEngine"]
@@ -190,7 +191,7 @@ class AppsEngine(Engine):
 
     def run_trace(self, ops: Sequence[Op], flows: Mapping[str, Dataflow], *,
                   step_seconds: float = 10.0, check: bool = True,
-                  **kwargs: Any) -> list[dict[str, Any]]:
+                  **kwargs: Any) -> list[StepRow]:
         """Replay a prepared trace on the instances, one operation per ``step_seconds``, then
         stop them at one cut and check every output since the engine started (the live
         operations before the trace included, charged to its first step) against the

@@ -67,6 +67,7 @@ from reuse.runtime.common.files import read_batches
 from reuse.runtime.common.sink_history import current_sinks, sink_segments
 from reuse.runtime.engines.contract import RemoveResult, SubmitResult
 from reuse.runtime.journal import JOURNAL, JournalState, RunJournal, load_journal
+from reuse.runtime.rows import StepRow
 from reuse.runtime.spec import Record, RunSpec
 
 if TYPE_CHECKING:
@@ -516,7 +517,7 @@ class Engine:
 
     def run_trace(self, ops: Sequence[Op], flows: Mapping[str, Dataflow], *,
                   step_seconds: float = 10.0, check: bool = True,
-                  **kwargs: Any) -> list[dict[str, Any]]:
+                  **kwargs: Any) -> list[StepRow]:
         """Replay a prepared trace on this engine, one operation per ``step_seconds``, and
         return the per-step rows, as ``reuse run`` writes them (``kwargs`` go to
         :func:`reuse.runtime.run.run_trace`: warm-up, progress)."""

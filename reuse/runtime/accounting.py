@@ -38,6 +38,7 @@ from reuse.runtime.common.execution import build_task, digest, parents_first, so
 from reuse.runtime.common.files import safe_name
 from reuse.runtime.common.planners import stream_events_name
 from reuse.runtime.common.sink_history import sink_segments
+from reuse.runtime.rows import StepRow
 
 __all__ = ["parents_first", "reference_records", "observed_records", "dag_outputs", "account",
            "leaked_records", "replica_account", "copies", "charge_to_steps"]
@@ -276,7 +277,7 @@ def replica_account(root: str | os.PathLike[str], ledger: Mapping[str, Any], upt
     return out
 
 
-def charge_to_steps(rows: list[dict[str, Any]], marks: Sequence[int], *,
+def charge_to_steps(rows: Sequence[StepRow], marks: Sequence[int], *,
                     lost: Iterable[int], duplicated: Iterable[int]) -> None:
     """Set each step's ``lost`` and ``duplicated``: an output is charged to the step its
     source ``seq`` fell in (step ``i`` holds the ``seq`` from ``marks[i]`` to the next mark;
@@ -287,8 +288,11 @@ def charge_to_steps(rows: list[dict[str, Any]], marks: Sequence[int], *,
     >>> rows
     [{'lost': 1, 'duplicated': 1}, {'lost': 2, 'duplicated': 0}]
     """
-    for r in rows:
-        r["lost"] = r["duplicated"] = 0
-    for key, seqs in (("lost", lost), ("duplicated", duplicated)):
+    def counts(seqs: Iterable[int]) -> list[int]:
+        n = [0] * len(rows)
         for s in seqs:
-            rows[max(0, bisect.bisect_right(marks, s) - 1)][key] += 1
+            n[max(0, bisect.bisect_right(marks, s) - 1)] += 1
+        return n
+
+    for r, n_lost, n_dup in zip(rows, counts(lost), counts(duplicated), strict=True):
+        r["lost"], r["duplicated"] = n_lost, n_dup

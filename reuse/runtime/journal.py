@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from reuse.core.dataflow import Dataflow, parse_dataflow
 from reuse.core.errors import ReuseError, StateError
@@ -43,6 +43,7 @@ from reuse.core.jsondata import short
 from reuse.core.state import _atomic_write, append_journal, read_journal
 from reuse.core.traces import Op, check_trace
 from reuse.runtime.engines.contract import JournalOp
+from reuse.runtime.rows import StepRow
 
 __all__ = ["RunJournal", "JournalState", "load_journal", "step_started_ms"]
 
@@ -55,7 +56,7 @@ class JournalState:
 
     start: dict[str, Any]
     ops: list[dict[str, Any]] = field(default_factory=list)  # {"step", "op", "dag", "cut"}
-    rows: list[dict[str, Any]] = field(default_factory=list)  # the CSV rows, in step order
+    rows: list[StepRow] = field(default_factory=list)  # the CSV rows, in step order
     marks: list[int] = field(default_factory=list)  # first seq of each row's step
     torn: bool = False
 
@@ -114,7 +115,7 @@ class RunJournal:
             rec["flow"] = flow
         append_journal(self.path, rec)
 
-    def row(self, row: dict[str, Any], mark: int) -> None:
+    def row(self, row: StepRow, mark: int) -> None:
         append_journal(self.path, {"kind": "row", "mark": mark, "row": row})
 
 
@@ -177,7 +178,7 @@ def load_journal(root: str | Path) -> JournalState:
             if "t_end_ms" in row and row["t_end_ms"] is not None \
                     and not isinstance(row["t_end_ms"], (int, float)):
                 raise bad("has a 't_end_ms' that is not a number")
-            st.rows.append(row)
+            st.rows.append(cast(StepRow, row))  # checked: a dict with an int step
             st.marks.append(int(r["mark"]))
         elif kind != "start":
             raise StateError(f"unknown record kind {short(kind)}", file=str(path))

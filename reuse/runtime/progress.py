@@ -10,7 +10,10 @@ widget front end) the lines still go to stderr, as before.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reuse.runtime.rows import StepRow
 
 __all__ = ["StepBar"]
 
@@ -54,7 +57,7 @@ class StepBar:
     def __call__(self, line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    def step(self, n: int, total: int, row: dict[str, Any]) -> None:
+    def step(self, n: int, total: int, row: StepRow) -> None:
         self.done, self.total = n, total
         self.text = (f"{self.label}: step {n}/{total}, {row.get('running_tasks')} tasks, "
                      f"{row.get('cores')} cores, p50 {row.get('p50_latency_ms')} ms")

@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from reuse.core.dataflow import Dataflow
 from reuse.core.traces import Op, check_trace
@@ -50,22 +50,18 @@ from reuse.runtime.engines.shared.engine import InplaceRuntime
 from reuse.runtime.journal import JOURNAL, JournalState, RunJournal, step_started_ms
 from reuse.runtime.measure import CpuMeter, SinkTail, longest_pause, percentile
 from reuse.runtime.progress import StepBar
+from reuse.runtime.rows import CSV_COLUMNS, StepRow
 from reuse.runtime.spec import RunSpec
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from reuse.runtime.dataplane.bus import Bus
+    from reuse.runtime.dataplane.mqtt import BrokerUrl
     from reuse.runtime.dataplane.redis_bus import Broker as RedisBroker
 
 __all__ = ["CSV_COLUMNS", "LIVE_MODES", "live_run", "resume_run", "run_trace", "write_rows"]
 
-CSV_COLUMNS = ["step", "op", "dag", "running_tasks", "paused_tasks", "replica_tasks", "queries",
-               "cores",
-               "cores_steady", "p50_latency_ms", "p99_latency_ms", "events_in", "events_out",
-               "lost", "duplicated", "cut", "op_seconds", "measured_s", "cpu_driver", "cpu_jvm",
-               "cpu_python_workers", "cpu_other", "failures", "gap_s", "max_lag_events",
-               "throttled", "malformed", "t_start_ms", "t_end_ms"]
 
 
 def _progress(msg: str) -> None:
@@ -88,9 +84,9 @@ def run_trace(runtime: Engine, flows: Mapping[str, Dataflow], ops: Sequence[Op],
               step_seconds: float, meter: CpuMeter | None = None, check: bool = True,
               defrag_every: int = 0, warmup_s: float = 0.0,
               progress: Callable[[str], None] | None = _progress,
-              journal: RunJournal | None = None, journal_params: Mapping[str, Any] | None = None,
+              journal: RunJournal | None = None, journal_params: Mapping[str, object] | None = None,
               resumed: JournalState | None = None,
-              stall_s: float = 60.0) -> list[dict[str, Any]]:
+              stall_s: float = 60.0) -> list[StepRow]:
     """Enact ``ops`` one per step on ``runtime``; return the CSV rows (see module doc).
 
     ``runtime``: a :class:`~reuse.runtime.engines.partial.engine.Runtime` (a query per partial DAG) or an
@@ -121,7 +117,7 @@ def run_trace(runtime: Engine, flows: Mapping[str, Dataflow], ops: Sequence[Op],
     runtime.start_sources(sorted({flows[o.dag].task(s).type for o in ops
                                   for s in flows[o.dag].sources}))
     if resumed is not None:
-        trace.rows, trace.marks = [dict(r) for r in resumed.rows], list(resumed.marks)
+        trace.rows, trace.marks = [r.copy() for r in resumed.rows], list(resumed.marks)
         tail.skip_existing()  # the dead driver's steps' outputs are not the next step's
     else:
         if journal is not None:
@@ -137,10 +133,10 @@ def run_trace(runtime: Engine, flows: Mapping[str, Dataflow], ops: Sequence[Op],
         first = resumed.next_step if resumed is not None else 1
         for step, op in enumerate(ops, start=1):
             if step >= first:
-                info, t0, b0, cpu0 = _enact(runtime, flows, op, step, meter, journal,
-                                            defrag_every)
+                cut, t0, b0, cpu0 = _enact(runtime, flows, op, step, meter, journal,
+                                           defrag_every)
                 row = _measure_step(runtime, meter, tail, step_seconds, step, op.op, op.dag,
-                                    info, t0, b0, time.time() - t0, cpu0)
+                                    cut, t0, b0, time.time() - t0, cpu0)
                 trace.finish(row, b0 + 1)
         upto = runtime.bound() + 1
         if runtime.limit is not None:
@@ -165,7 +161,7 @@ class _Trace:
     n_ops: int
     journal: RunJournal | None
     progress: Callable[[str], None] | None
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[StepRow] = field(default_factory=list)
     marks: list[int] = field(default_factory=list)
     t_run: float = field(default_factory=time.time)
 
@@ -173,7 +169,7 @@ class _Trace:
         if self.progress:
             self.progress(msg)
 
-    def finish(self, row: dict[str, Any], mark: int) -> None:
+    def finish(self, row: StepRow, mark: int) -> None:
         """A step's row is done: keep it, journal it, report it."""
         self.rows.append(row)
         self.marks.append(mark)
@@ -195,20 +191,21 @@ class _Trace:
 
 def _enact(runtime: Engine, flows: Mapping[str, Dataflow], op: Op, step: int, meter: CpuMeter,
            journal: RunJournal | None, defrag_every: int,
-           ) -> tuple[Mapping[str, Any], float, int, dict[str, float]]:
+           ) -> tuple[int, float, int, dict[str, float]]:
     """Step ``step``'s operation (journaled first, with the step's first ``seq``), and the
-    step's start: what the engine answered, the time, the bound and the CPU then (the step's
-    CPU covers its operation)."""
+    step's start: the operation's cut (``J`` or ``R``), the time, the bound and the CPU then
+    (the step's CPU covers its operation)."""
     t0 = time.time()
     cpu0 = meter.total(by_category=True)
     b0 = runtime.bound()
     if journal is not None:
         runtime.on_op = (lambda o, d, c: journal.op(step, o, d, c, b0 + 1,
                                                     t_ms=round(t0 * 1000)))
-    info = runtime.submit(flows[op.dag]) if op.op == "submit" else runtime.remove(op.dag)
+    cut = (runtime.submit(flows[op.dag])["J"] if op.op == "submit"
+           else runtime.remove(op.dag)["R"])
     if defrag_every and step % defrag_every == 0:
         runtime.defragment()
-    return info, t0, b0, cpu0
+    return cut, t0, b0, cpu0
 
 
 def _measure_died_step(runtime: Engine, meter: CpuMeter, tail: SinkTail, step_seconds: float,
@@ -220,7 +217,7 @@ def _measure_died_step(runtime: Engine, meter: CpuMeter, tail: SinkTail, step_se
     trace.say(f"[{trace.label}] resumed at step {step}/{trace.n_ops} "
               f"({pending['op']} {pending['dag']} was enacted at {pending['cut']})")
     row = _measure_step(runtime, meter, tail, step_seconds, step, pending["op"], pending["dag"],
-                        {"J": pending["cut"]}, time.time(), runtime.bound(), 0.0,
+                        int(pending["cut"]), time.time(), runtime.bound(), 0.0,
                         meter.total(by_category=True), died=1)
     # the step began when the dead driver started it: its output pause counts from there
     # (its cores are measured from the resume)
@@ -254,8 +251,8 @@ def _check_outputs(runtime: Engine, trace: _Trace, upto: int) -> None:
 
 
 def _measure_step(runtime: Engine, meter: CpuMeter, tail: SinkTail, step_seconds: float,
-                  step: int, op: str, dag: str, info: Mapping[str, Any], t0: float, b0: int,
-                  op_s: float, cpu0: Mapping[str, float], died: int = 0) -> dict[str, Any]:
+                  step: int, op: str, dag: str, cut: int, t0: float, b0: int,
+                  op_s: float, cpu0: Mapping[str, float], died: int = 0) -> StepRow:
     """Idle (polling the runtime) until the step's time is up; its row. ``died``: the driver
     died in this step (a resumed run measures the step again).
 
@@ -296,7 +293,7 @@ def _measure_step(runtime: Engine, meter: CpuMeter, tail: SinkTail, step_seconds
             "p99_latency_ms": _r(percentile(lat, 99)),
             "events_in": (b1 - b0) * n_src, "events_out": n_out,
             "lost": None, "duplicated": None,
-            "cut": info.get("J", info.get("R")), "op_seconds": round(op_s, 3),
+            "cut": cut, "op_seconds": round(op_s, 3),
             "measured_s": round(t1 - t0, 3),
             "cpu_driver": round(dcpu.get("driver", 0.0), 3),
             "cpu_jvm": round(dcpu.get("jvm", 0.0), 3),
@@ -309,7 +306,7 @@ def _measure_step(runtime: Engine, meter: CpuMeter, tail: SinkTail, step_seconds
             "t_start_ms": round(t0 * 1000), "t_end_ms": round(t1 * 1000)}
 
 
-def _output_gaps(rows: list[dict[str, Any]], root: Path) -> None:
+def _output_gaps(rows: list[StepRow], root: Path) -> None:
     """``gap_s`` of each step: :func:`longest_pause` over the shared query's batch completions
     (``batches.jsonl``), counted from the first step's start before the first output. Sinks
     output in every batch that has events, so this is the longest output
@@ -331,7 +328,7 @@ def _r(x: float | None) -> float | None:
     return None if x is None else round(x, 1)
 
 
-def write_rows(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) -> None:
+def write_rows(rows: Sequence[StepRow], path: str | os.PathLike[str]) -> None:
     """Write the CSV atomically (a failed run leaves no half-written file)."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
@@ -346,7 +343,7 @@ def write_rows(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) 
 
 def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], spec: RunSpec, *,
              progress: Callable[[str], None] | None = _progress,
-             resume: JournalState | None = None) -> list[dict[str, Any]]:
+             resume: JournalState | None = None) -> list[StepRow]:
     """Set up a session, bus and CPU meter, replay ``ops`` live (:func:`run_trace`), tear down.
 
     The one entry point of ``reuse run`` and the notebooks. Everything the run is configured
@@ -427,7 +424,7 @@ def _check_broker(source: str, root: Path) -> None:
 
 def _journal_of(rt: Engine, spec: RunSpec, flows: Mapping[str, Dataflow], ops: Sequence[Op],
                 resume: JournalState | None, meter: CpuMeter,
-                ) -> tuple[RunJournal | None, dict[str, Any]]:
+                ) -> tuple[RunJournal | None, dict[str, object]]:
     """The shared query's run journal and its start record (the spec as resolved by the
     engine: shards, batch bound, data), with a resumed engine rebuilt from the dead driver's
     journal first; the query-per-DAG engine keeps none. A broker input's processes join the
@@ -473,7 +470,7 @@ def _engine(spark: SparkSession, spec: RunSpec, bus: Bus | None,
 
 
 def _apps_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], spec: RunSpec,
-              progress: Callable[[str], None] | None) -> list[dict[str, Any]]:
+              progress: Callable[[str], None] | None) -> list[StepRow]:
     """``--replicas apps``: count the cluster's workers and hand over to the coordinator, which
     checks there are K+1 of them before anything starts (the spec refused the rest)."""
     workers = None
@@ -487,7 +484,7 @@ def _apps_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], spec: RunSpec,
     return apps_run(flows, ops, spec, workers=workers, progress=progress)
 
 
-def _reachable(broker: Any) -> None:
+def _reachable(broker: BrokerUrl) -> None:
     """Raise the one-line :class:`~reuse.runtime.dataplane.mqtt.MqttError` of a broker that
     accepts no connection (checked before a Spark session is started for nothing)."""
     import socket
@@ -502,7 +499,7 @@ def _reachable(broker: Any) -> None:
 
 def resume_run(root: str | os.PathLike[str], *, ui: bool = False,
                cluster_dir: str | os.PathLike[str] | None = None,
-               progress: Callable[[str], None] | None = _progress) -> list[dict[str, Any]]:
+               progress: Callable[[str], None] | None = _progress) -> list[StepRow]:
     """Finish a shared-query run whose driver died (``reuse run --resume RUN_DIR``): the rows
     of the whole trace, those written before the death included.
 

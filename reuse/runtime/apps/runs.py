@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from reuse.core.dataflow import Dataflow
 from reuse.core.traces import Op, check_trace
@@ -42,6 +42,7 @@ from reuse.runtime.common.files import read_json, read_jsonl, write_json
 from reuse.runtime.common.run_secrets import run_secret
 from reuse.runtime.control import longest_gap
 from reuse.runtime.measure import CpuMeter, longest_pause, percentile
+from reuse.runtime.rows import StepRow
 from reuse.runtime.spec import RunSpec
 
 if TYPE_CHECKING:
@@ -150,7 +151,7 @@ def start_apps(flows: Mapping[str, Dataflow], spec: RunSpec, *, workers: int | N
 def apps_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], spec: RunSpec, *,
              workers: int | None = None,
              on_step: Callable[[int, Coordinator], None] | None = None,
-             progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+             progress: Callable[[str], None] | None = None) -> list[StepRow]:
     """Replay ``ops`` on K+1 instances replicated across applications (:func:`start_apps`);
     the CSV rows of :func:`reuse.runtime.run.run_trace` (columns it cannot fill are empty),
     with the spec's warm-up, step length and check.
@@ -176,7 +177,7 @@ def apps_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], spec: RunSpec, *,
 
 def resume_apps(root: str | os.PathLike[str], *,
                 on_step: Callable[[int, Coordinator], None] | None = None,
-                progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+                progress: Callable[[str], None] | None = None) -> list[StepRow]:
     """Finish a run across applications whose coordinator died (``reuse run --resume``): the
     rows of the whole trace, those written before the death included (see the module
     docstring). The run's Redis is adopted when the dead coordinator left it running (the
@@ -221,7 +222,7 @@ def resume_apps(root: str | os.PathLike[str], *,
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise StateError(f"cannot be read ({type(exc).__name__}: {exc})",
                          file=str(root / "apps.json")) from None
-    done = [{k: v for k, v in r.items() if k != "replicated_streams"}
+    done = [cast(StepRow, {k: v for k, v in r.items() if k != "replicated_streams"})
             for r in read_jsonl(root / "rows.jsonl")]
     meter = CpuMeter().start()
     broker = start_redis(root / "redis", port, password=run_secret(root, "redis"),
@@ -282,8 +283,8 @@ def _read_record(path: Path) -> Any:
         raise StateError(f"cannot be read ({type(exc).__name__}: {exc})", file=str(path)) from None
 
 
-def finish_run(coord: Coordinator, rows: list[dict[str, Any]], *, check: bool,
-            ) -> list[dict[str, Any]]:
+def finish_run(coord: Coordinator, rows: list[StepRow], *, check: bool,
+               ) -> list[StepRow]:
     """Stop the instances at a cut, read the streams to their end, account and report."""
     stop_cut = coord.stop()
     coord.consumer.read(sorted(coord.streams))
@@ -297,11 +298,11 @@ def finish_run(coord: Coordinator, rows: list[dict[str, Any]], *, check: bool,
 def trace_steps(coord: Coordinator, ops: Sequence[Op], step_seconds: float,
            on_step: Callable[[int, Coordinator], None] | None,
            progress: Callable[[str], None] | None, *, first: int = 1,
-           key_prefix: str = "step-") -> list[dict[str, Any]]:
+           key_prefix: str = "step-") -> list[StepRow]:
     """Steps ``first``.. of the trace; a ``first`` above 1 is a resume, whose first step
     counts the coordinator's death as one failure. Step ``n`` is proposed under the key
     ``key_prefix + n`` (a live engine's traces each take their own prefix)."""
-    rows: list[dict[str, Any]] = []
+    rows: list[StepRow] = []
     ends: list[float] = []  # every output's arrival (ms), as the consumers read them
     origin = time.time() * 1000
     for n, op in enumerate(ops, 1):
@@ -321,7 +322,9 @@ def trace_steps(coord: Coordinator, ops: Sequence[Op], step_seconds: float,
         ends += [float(ms) for ms, _ in arrivals]
         lat = [float(ms - ts) for ms, ts in arrivals if ts is not None]
         counts = coord.counts()
-        row = {"step": n, "op": op.op, "dag": op.dag, **counts, "paused_tasks": 0,
+        row: StepRow = {
+               "step": n, "op": op.op, "dag": op.dag, "running_tasks": counts["running_tasks"],
+               "replica_tasks": counts["replica_tasks"], "paused_tasks": 0,
                "queries": len(coord.live()), "cores": round(cores, 4), "cores_steady": None,
                "p50_latency_ms": percentile(lat, 50), "p99_latency_ms": percentile(lat, 99),
                "events_in": None, "events_out": len(arrivals), "lost": None,
@@ -356,7 +359,7 @@ def _survivor_ledger(coord: Coordinator) -> dict[str, Any]:
                             file=str(coord.root))
 
 
-def _account(coord: Coordinator, rows: list[dict[str, Any]], stop_cut: int) -> None:
+def _account(coord: Coordinator, rows: list[StepRow], stop_cut: int) -> None:
     """``lost`` and ``duplicated`` per step, as consumers read the streams, against the
     reference execution; each output charged to the step its source ``seq`` fell in."""
     from reuse.runtime.accounting import charge_to_steps, reference_records
@@ -391,7 +394,7 @@ def _account(coord: Coordinator, rows: list[dict[str, Any]], stop_cut: int) -> N
             report[s] = {"expected": sum(exp.values()), "observed": sum(obs.values()),
                          "lost": sum((exp - obs).values()), "duplicated": sum((obs - exp).values()),
                          "window": [lo, hi]}
-    charge_to_steps(rows, [int(r["cut"]) for r in rows], lost=lost, duplicated=dup)
+    charge_to_steps(rows, [r["cut"] or 0 for r in rows], lost=lost, duplicated=dup)
     write_json(coord.root / "accounting.json", {"streams": report, "instances": own})
 
 
