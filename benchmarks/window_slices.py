@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import json
 import sys
 import time
@@ -57,7 +58,9 @@ def parsed_batches(src: str, seqs: int, pool: int, data: Path) -> list[Batch]:
     renumbered per batch position, so cycling them keeps ``seq`` increasing)."""
     parse = make_task("SenMLParse", source_configs(src, data)["SenMLParse"])
     out = []
-    events = list(replay(src, data, limit=seqs * pool))
+    # the sample files hold 1,000 messages (SYS): cycled, as the engine's replay cycles them
+    once = list(replay(src, data, limit=seqs * pool))
+    events = list(itertools.islice(itertools.cycle(once), seqs * pool))
     for b in range(pool):
         obs = [o for e in events[b * seqs:(b + 1) * seqs] for o in parse.process(e)]
         out.append(Batch.from_events(obs))
