@@ -1058,7 +1058,7 @@ def _manager(raws: list[Any]) -> str:
     """``bench_manager.py --json``: merge + unmerge per op as running tasks grow (fast manager
     and the literal reference, same DAGs, same run), then the fast manager's growth with the
     submitted DAG's size."""
-    res = raws[0]["results"]
+    res = raws[0]
     rows = []
     for r in res["rows"]:
         ref = r["reference_mean_ms"]
@@ -1084,7 +1084,7 @@ _MANAGER_BOUND_US = 1000.0
 def _manager_verdict(raws: list[Any]) -> str:
     """Met when the largest state measured holds at least 100,000 running tasks and its p99
     (not only its mean) is under the bound; missed when its mean is over it."""
-    rows = raws[0]["results"]["rows"]
+    rows = raws[0]["rows"]
     big = max(rows, key=lambda r: r["running_tasks"])
     if big["running_tasks"] < 100_000:
         return "not decided"
@@ -1095,7 +1095,7 @@ def _manager_verdict(raws: list[Any]) -> str:
 def _placement_speed(raws: list[Any]) -> str:
     """``placement_speed.py --json``: per configuration and strategy, the resolution time and
     the AL as a ratio to AELS+RP+LA's on the same application."""
-    res = raws[0]["results"]
+    res = raws[0]
     names = res["strategies"]
     by = {(c["config"], c["strategy"]): c for c in res["cells"]}
     rows = []
@@ -1118,7 +1118,7 @@ _PLACEMENT_BOUND_S = 10.0
 
 def _placement_speed_verdict(raws: list[Any]) -> str:
     """Met when AELS+RP+LA placed every configuration, the slowest under the bound."""
-    cells = [c for c in raws[0]["results"]["cells"] if c["strategy"] == "aels+rp+la"]
+    cells = [c for c in raws[0]["cells"] if c["strategy"] == "aels+rp+la"]
     if not cells:
         return "not decided"
     ok = all(c["ok"] for c in cells) and max(c["seconds"] for c in cells) < _PLACEMENT_BOUND_S
@@ -1130,7 +1130,7 @@ def _bus_frames(raws: list[Any]) -> str:
     rows = [[r["stream"], _n(r["batch"]), f"{r['entropy']:.2f}", _n(r["json_lines_b"]),
              _n(r["frame_b"]), _n(r["frame_lz4_b"]), f"{r['frame_b'] / r['frame_lz4_b']:.1f}",
              r["gate"].upper() if r["gate"] == "lz4" else r["gate"], _n(r["plain_ev_s"]),
-             _n(r["lz4_ev_s"])] for r in raws[0]["results"]["entropy"]]
+             _n(r["lz4_ev_s"])] for r in raws[0]["entropy"]]
     return _table(["stream", "batch", "entropy (bits/B)", "JSON lines (B)", "frame (B)",
                    "frame + LZ4 (B)", "ratio", "gate", "plain ev/s", "LZ4 ev/s"],
                   ["---", "---:", "---:", "---:", "---:", "---:", "---:", "---", "---:", "---:"],
@@ -1146,14 +1146,14 @@ def _relay_hop(raws: list[Any]) -> str:
     names = {"pass": "pass-through", "field": "add a field"}
     rows = [[names.get(r["task"], r["task"]), _n(r["batch"]),
              "gated" if r["frames"] == "gate" else "plain", _n(r["frame_b"]), _n(r["ev_s"])]
-            for r in raws[0]["results"]["relay"]]
+            for r in raws[0]["relay"]]
     return _table(["task", "batch", "frames", "frame (B)", "events/s per core"],
                   ["---", "---:", "---", "---:", "---:"], rows)
 
 
 def _relay_hop_verdict(raws: list[Any]) -> str:
     """Met when every cell reaches the bound, missed when none does."""
-    rates = [r["ev_s"] for r in raws[0]["results"]["relay"]]
+    rates = [r["ev_s"] for r in raws[0]["relay"]]
     return ("not decided" if not rates else "met" if min(rates) >= _HOP_BOUND else
             "missed" if max(rates) < _HOP_BOUND else "not decided")
 
@@ -1161,14 +1161,14 @@ def _relay_hop_verdict(raws: list[Any]) -> str:
 def _frames_throughput_verdict(raws: list[Any]) -> str:
     """"No loss of throughput" from the gate: met when every gated (LZ4) cell encodes and
     decodes at least as fast as plain, missed when some RIoTBench cell is slower."""
-    rows = [r for r in raws[0]["results"]["entropy"] if r["gate"] == "lz4"]
+    rows = [r for r in raws[0]["entropy"] if r["gate"] == "lz4"]
     return "met" if all(r["lz4_ev_s"] >= r["plain_ev_s"] for r in rows) else "missed"
 
 
 def _placement_margins(raws: list[Any]) -> str:
     """``placement_eval.py --json``: AELS+RP+LA's AL margin over each other strategy, per
     topology class, on the pairs where both placed (mean, and the range over the pairs)."""
-    res = raws[0]["results"]
+    res = raws[0]
     rows = [[m["strategy"], m["topo_class"], _n(m["pairs"]), f"{m['ratio']:.3f}",
              f"{m['better_pct']:.1f}% [{m['better_min']:.1f}, {m['better_max']:.1f}]"]
             for m in res["margins"]]
@@ -1183,7 +1183,7 @@ def _placement_margins(raws: list[Any]) -> str:
 def _placement_margin_verdict(raws: list[Any], strategy: str, bound_pct: float) -> str:
     """"AELS+RP+LA at least ``bound_pct``% better than ``strategy``" on regular topologies,
     read as a mean AL lower by that share (the seeded grid: one value, no spread)."""
-    got = [m for m in raws[0]["results"]["margins"]
+    got = [m for m in raws[0]["margins"]
            if m["strategy"] == strategy and m["topo_class"] == "regular"]
     if not got:
         return "not decided"
@@ -1202,7 +1202,7 @@ def _shard_cost(raws: list[Any]) -> str:
     their ratio, each repetition against the floor run just before it."""
     rows = [[str(r["shards"]), r["mode"], str(r["floor_ms"]["n"]), _spread_of(r["floor_ms"]),
              _spread_of(r["shard_ms"]), _spread_of(r["ratio"]), _spread_of(r["whole_ratio"])]
-            for r in (x["results"] for x in raws)]
+            for r in raws]
     return _table(["shards", "mode", "repetitions", "floor ms/`seq`", "shard ms/`seq`",
                    "shard / floor", "whole loop / floor"],
                   ["---:", "---", "---:", "---:", "---:", "---:", "---:"], rows)
@@ -1215,7 +1215,7 @@ _SHARD_BOUND = 1.3
 def _shard_cost_verdict(raws: list[Any]) -> str:
     """Met when every repetition of every file is within the bound, missed when every
     repetition of some file is above it, else not decided."""
-    ratios = [x["results"]["ratio"] for x in raws]
+    ratios = [x["ratio"] for x in raws]
     if any(r["n"] < 3 for r in ratios):
         return "not decided"
     if all(r["max"] <= _SHARD_BOUND for r in ratios):
@@ -1226,7 +1226,7 @@ def _shard_cost_verdict(raws: list[Any]) -> str:
 def _stage_cost(raws: list[Any]) -> str:
     """``stage_cost.py --json``: the floor, the unsplit shard and the staged executor on 1 and
     2 partitions, interleaved per repetition."""
-    res = raws[0]["results"]
+    res = raws[0]
     ways = [k for k in res if isinstance(res[k], dict) and "ms" in res[k]]
     rows = []
     for w in ways:
@@ -1249,7 +1249,7 @@ _CRITICAL_BOUND_MS = 0.66
 def _stage_cost_verdict(raws: list[Any]) -> str:
     """Met when every repetition's critical path on 2 partitions is within the bound, missed
     when every one is above it, else not decided."""
-    c = raws[0]["results"].get("staged-2", {}).get("critical_ms")
+    c = raws[0].get("staged-2", {}).get("critical_ms")
     if not c or c["n"] < 3:
         return "not decided"
     return ("met" if c["max"] <= _CRITICAL_BOUND_MS else
@@ -1260,12 +1260,12 @@ def _window_slices(raws: list[Any]) -> str:
     """``window_slices.py --json``: CPU per batch of ``k`` block averages over one stream,
     each member alone (unfused) and as one window group (fused), at the kernel and at
     ``run_window``; the ratio is unfused over fused, repetition by repetition."""
-    res = raws[0]["results"]
+    res = raws[0]
     rows = [[name.split()[0].split("=")[1], name.split()[1],
              ", ".join(map(str, r["windows"])), _spread_of(r["unfused"], 2),
              _spread_of(r["fused"], 2), _spread_of(r["ratio"], 2),
              _window_slices_verdict_of(r["ratio"])]
-            for name, r in res.items()]
+            for name, r in res.items() if name.startswith("k=")]
     return _table(["k", "level", "windows", "unfused ms/batch", "fused ms/batch",
                    "unfused / fused", "by the spread rule"],
                   ["---:", "---", "---", "---:", "---:", "---:", "---"], rows)

@@ -374,9 +374,9 @@ def _spread_dict(values: list[float]) -> dict:
 ])
 def test_the_shard_bound_is_judged_on_every_repetition(ratios: list[list[float]],
                                                         verdict: str) -> None:
-    raws = [{"results": {"shards": i + 1, "mode": "reuse", "floor_ms": _spread_dict([1.0]),
-                         "shard_ms": _spread_dict(r), "ratio": _spread_dict(r),
-                         "whole_ratio": _spread_dict(r)}} for i, r in enumerate(ratios)]
+    raws = [{"shards": i + 1, "mode": "reuse", "floor_ms": _spread_dict([1.0]),
+             "shard_ms": _spread_dict(r), "ratio": _spread_dict(r),
+             "whole_ratio": _spread_dict(r)} for i, r in enumerate(ratios)]
     assert report._shard_cost_verdict(raws) == verdict
     assert "| 2 | reuse |" in report._shard_cost(raws)
 
@@ -385,42 +385,40 @@ def test_the_shard_bound_is_judged_on_every_repetition(ratios: list[list[float]]
     ([0.5, 0.6, 0.66], "met"), ([0.7, 0.8, 0.9], "missed"), ([0.6, 0.7, 0.8], "not decided")])
 def test_the_critical_path_bound(critical: list[float], verdict: str) -> None:
     s = _spread_dict(critical)
-    raw = {"results": {"mode": "reuse", "keying": "field", "batch": 600,
-                       "floor": {"ms": s, "ratio": s},
-                       "staged-2": {"ms": s, "ratio": s, "critical_ms": s, "balance": s,
-                                    "bytes": _spread_dict([40000.0]),
-                                    "crossed": _spread_dict([20000.0])}}}
+    raw = {"mode": "reuse", "keying": "field", "batch": 600, "args": {},
+           "floor": {"ms": s, "ratio": s},
+           "staged-2": {"ms": s, "ratio": s, "critical_ms": s, "balance": s,
+                        "bytes": _spread_dict([40000.0]), "crossed": _spread_dict([20000.0])}}
     assert report._stage_cost_verdict([raw]) == verdict
     assert "| staged-2 |" in report._stage_cost([raw])
 
 
 def test_the_non_spark_renderers_and_their_verdicts() -> None:
-    manager = {"results": {"rows": [
+    manager = {"rows": [
         {"running_tasks": 100_000, "submitted_dags": 35_000, "fast_mean_us": 55.0,
          "fast_p99_us": 104.0, "reference_mean_ms": None},
         {"running_tasks": 105, "submitted_dags": 11, "fast_mean_us": 90.0, "fast_p99_us": 150.0,
          "reference_mean_ms": 1.6}],
-        "growth": [{"dag_tasks": 10, "mean_us": 67.8, "running_tasks": 100_000}]}}
+        "growth": [{"dag_tasks": 10, "mean_us": 67.8, "running_tasks": 100_000}]}
     assert report._manager_verdict([manager]) == "met"
     assert "| 105 | 11 | 90.0 / 150.0 | 1.60 | 18x |" in report._manager([manager])
-    manager["results"]["rows"][0]["fast_p99_us"] = 1500.0
+    manager["rows"][0]["fast_p99_us"] = 1500.0
     assert report._manager_verdict([manager]) == "not decided"
-    manager["results"]["rows"][0]["fast_mean_us"] = 1200.0
+    manager["rows"][0]["fast_mean_us"] = 1200.0
     assert report._manager_verdict([manager]) == "missed"
     cells = [{"config": 0, "strategy": s, "ok": True, "seconds": t, "al_ratio": a,
               "constraint": None} for s, t, a in (("aels+rp+la", 0.08, 1.0),
                                                   ("cloud-only", 0.01, 1.38))]
-    speed = {"results": {"infrastructure": "x", "strategies": ["aels+rp+la", "cloud-only"],
-                         "cells": cells}}
+    speed = {"infrastructure": "x", "strategies": ["aels+rp+la", "cloud-only"], "cells": cells}
     assert report._placement_speed_verdict([speed]) == "met"
     assert "| 0 | 0.080 s x1.0000 | 0.010 s x1.3800 |" in report._placement_speed([speed])
     cells[0]["seconds"] = 12.0
     assert report._placement_speed_verdict([speed]) == "missed"
-    frames = {"results": {"entropy": [
+    frames = {"entropy": [
         {"stream": "SYS", "batch": 1000, "entropy": 4.4, "json_lines_b": 100, "frame_b": 100,
          "frame_lz4_b": 20, "gate": "lz4", "plain_ev_s": 2e6, "lz4_ev_s": 1e6}],
         "relay": [{"task": "pass", "batch": 1000, "frames": "gate", "frame_b": 10,
-                   "ev_s": 7e5, "events": 1000}]}}
+                   "ev_s": 7e5, "events": 1000}]}
     assert report._frames_throughput_verdict([frames]) == "missed"
     assert report._relay_hop_verdict([frames]) == "met"
     assert "| SYS | 1,000 | 4.40 |" in report._bus_frames([frames])
@@ -432,8 +430,8 @@ def test_the_placement_margins_decide_on_regular_topologies() -> None:
                 "better_pct": pct, "better_min": 7.0, "better_max": 42.0}
                for tc, s, pct in (("regular", "cloud-only", 37.0), ("regular", "tcep", 45.4),
                                   ("large", "tcep", 55.0))]
-    raw = {"results": {"scale": "paper", "runs": 17550, "wall_s": 926.0, "time_limit_s": 600.0,
-                       "over_limit_pct": {"tcep": 0.0}, "margins": margins}}
+    raw = {"scale": "paper", "runs": 17550, "wall_s": 926.0, "time_limit_s": 600.0,
+           "over_limit_pct": {"tcep": 0.0}, "margins": margins}
     assert report._placement_margin_verdict([raw], "cloud-only", 26.0) == "met"
     assert report._placement_margin_verdict([raw], "tcep", 50.0) == "missed"
     assert report._placement_margin_verdict([raw], "aels", 1.0) == "not decided"
@@ -445,7 +443,7 @@ def test_window_slices_are_compared_repetition_by_repetition() -> None:
     res = {f"k={k} kernel": {"windows": [5, 10][:k], "unfused": _spread_dict([2.0, 2.2, 2.1]),
                              "fused": _spread_dict([1.0, 1.1, 1.2]), "ratio": _spread_dict(r)}
            for k, r in ((1, [0.9, 1.1, 1.0]), (2, [1.8, 2.0, 1.9]))}
-    table = report._window_slices([{"results": res}])
+    table = report._window_slices([{**res, "config": {"ks": [1, 2]}}])
     assert "| 1 | kernel | 5 |" in table and table.count("no difference") == 1
     assert "| 2 | kernel | 5, 10 |" in table and "fused lower" in table
     assert report._window_slices_verdict_of(_spread_dict([0.5, 0.6, 0.7])) == "unfused lower"
