@@ -4,11 +4,12 @@
     .venv/bin/python benchmarks/decide.py fig3-riot --reps 3 --dry-run  # the commands it runs
     .venv/bin/python benchmarks/decide.py fig3-riot --reps 3            # run, write the raw file
 
-**Status (2026-11-28): five comparisons run**, each at ``--reps 3`` with every run complete:
+**Status (2026-11-28): seven comparisons run**, each at ``--reps 3`` with every run complete:
 ``fig3-riot`` (37 min 17 s against the 39 min ``--list`` estimates), ``fig3-opmw`` (74 min
 against 70), ``trace-inplace-riot``, ``rates-riot-floor`` (15 min against 14: the first
-through the cell path, the rate script's own ``--repeat``) and ``trace-lazy-opmw`` (43 min
-against 52). Raw files ``docs/bench/decide_*.json``; ``benchmarks/report.py`` renders each
+through the cell path, the rate script's own ``--repeat``), ``trace-lazy-opmw`` (43 min
+against 52), ``rates-opmw-inplace`` (20 min against 19) and ``rates-riot-inplace`` (37 min
+against 37). Raw files ``docs/bench/decide_*.json``; ``benchmarks/report.py`` renders each
 and checks its verdict. The whole registered set is estimated at about 8 hours at 3
 repetitions: over issue 33's 3-hour target.
 
