@@ -207,6 +207,10 @@ class Engine:
         if (run_root / JOURNAL).exists():
             raise ReuseError("already holds a run (journal.jsonl): resume it with "
                              "Engine.resume(root), or choose a new root", file=str(run_root))
+        if spec.broker_fed:  # answering, before any JVM; its password kept for a resume
+            from reuse.runtime.run import check_broker
+
+            check_broker(spec.source, run_root)
         self._open(spec, poll_s=poll_s, workload=workload, catch_up=catch_up, resume=None)
 
     @classmethod

@@ -60,7 +60,8 @@ if TYPE_CHECKING:
     from reuse.runtime.dataplane.mqtt import BrokerUrl
     from reuse.runtime.dataplane.redis_bus import Broker as RedisBroker
 
-__all__ = ["CSV_COLUMNS", "LIVE_MODES", "live_run", "resume_run", "run_trace", "write_rows"]
+__all__ = ["CSV_COLUMNS", "LIVE_MODES", "check_broker", "live_run", "resume_run", "run_trace",
+           "write_rows"]
 
 
 
@@ -372,7 +373,7 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], spec: RunSpec, *,
     if resume is not None:
         spec.check_resumable()
     if spec.broker_fed:
-        _check_broker(spec.source, root)
+        check_broker(spec.source, root)
     if spec.replicated_apps:
         return _apps_run(flows, ops, spec, progress)
     if resume is None and (root / JOURNAL).exists():
@@ -409,9 +410,10 @@ def live_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], spec: RunSpec, *,
             broker.stop()
 
 
-def _check_broker(source: str, root: Path) -> None:
+def check_broker(source: str, root: Path) -> None:
     """A broker that accepts no connection is a one-line error before any JVM starts; its
-    password is kept under the run root for ``--resume`` (the journal holds the URL masked)."""
+    password is kept under the run root for a resume (the journal holds the URL masked):
+    ``reuse run --resume`` and ``reuse.live.Engine.resume`` read it back."""
     from reuse.runtime.dataplane.mqtt import parse_broker_url
 
     url = parse_broker_url(source)

@@ -37,3 +37,29 @@ def test_across_applications_bad_settings_are_refused_before_anything_starts(
     with pytest.raises(ReuseError, match="takes no record"):
         Engine(replicas="apps", record="digest", root=tmp_path)
     assert not any(tmp_path.iterdir())  # nothing was started or written
+
+
+def test_a_broker_that_answers_nothing_is_refused_and_a_password_is_kept(
+        tmp_path: Path) -> None:
+    """A broker-fed engine checks its broker before any JVM starts, and keeps the broker's
+    password under its root, where ``Engine.resume`` finds it (its journal holds the URL
+    masked)."""
+    import socket
+    import stat
+
+    from reuse.runtime.common.run_secrets import secret_file
+    from reuse.runtime.run import check_broker
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(ReuseError) as err:
+        Engine(source=f"mqtt://u:pw@127.0.0.1:{port}", root=tmp_path / "a")
+    assert "\n" not in str(err.value) and "pw" not in str(err.value)
+    assert not (tmp_path / "a").exists() or not any((tmp_path / "a").iterdir())
+    with socket.socket() as listening:  # a port that answers
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        check_broker(f"mqtt://u:pw@127.0.0.1:{listening.getsockname()[1]}", tmp_path / "b")
+    kept = secret_file(tmp_path / "b", "broker")
+    assert kept.read_text() == "pw" and stat.S_IMODE(kept.stat().st_mode) == 0o600
