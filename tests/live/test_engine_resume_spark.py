@@ -31,8 +31,7 @@ import sys, time
 from reuse.live import Engine
 from reuse.testing import riot_flows
 flows = riot_flows("stats-sys", "clean-sys")
-eng = Engine(root=sys.argv[1], rate=20, trigger_s=1.0, shards=2, poll_s=0.2, workload=None,
-             catch_up=False)
+eng = Engine(root=sys.argv[1], rate=20, trigger_s=1.0, shards=2, poll_s=0.2, workload=None)
 eng.submit(flows["stats-sys"])
 eng.submit(flows["clean-sys"])
 eng.wait_outputs("stats-sys", 3)
@@ -65,7 +64,7 @@ def test_a_dead_engine_is_resumed_exactly(spark: Any, tmp_path: Path) -> None:
         if proc.poll() is None:
             _kill_group(proc)
     assert journal_kinds(root) == ["start", "op", "op", "op"]
-    time.sleep(1)  # the sources go on in wall time while nobody runs the engine
+    time.sleep(2)  # the sources go on in wall time while nobody runs the engine
     with pytest.raises(ReuseError, match="already holds a run"):
         Engine(root=root)
     eng = Engine.resume(root, poll_s=0.2, workload=None)
@@ -81,7 +80,7 @@ def test_a_dead_engine_is_resumed_exactly(spark: Any, tmp_path: Path) -> None:
         # one more operation, journaled after the resume; then everything the engine ever ran
         # (the dead driver's operations included) is checked against the reference
         rows = eng.run_trace([Op("submit", "etl-sys")], riot_flows("etl-sys"),
-                             step_seconds=2.0)
+                             step_seconds=3.0)
         assert [(r["op"], r["dag"], r["lost"], r["duplicated"]) for r in rows] == [
             ("submit", "etl-sys", 0, 0)]
         assert eng.metrics()["errors"] == []
