@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from reuse.core.errors import ReuseError
 from reuse.tasks.base import Event, Predicates, Task
@@ -40,25 +40,37 @@ from reuse.tasks.base import Event, Predicates, Task
 if TYPE_CHECKING:
     from reuse.tasks.columnar.filters import Selectors
 
-__all__ = ["PredicateGroup", "fusable_type", "predicate_groups", "compiled", "run_group",
+__all__ = ["PredicateGroup", "TaskGroup", "fusable_type", "predicate_groups", "compiled", "run_group",
            "split_cpu", "fused_kernel", "compiled_selectors"]
 
 _SEQ = itemgetter("seq")
 
 
 @dataclass(frozen=True)
-class PredicateGroup:
-    """Filter tasks of one type reading the same parents, run in one pass (the members, in
-    the shard's task order; at least two)."""
+class TaskGroup:
+    """Tasks of one type reading the same parents, run in one pass: the members, in the
+    shard's task order, two or more and distinct (a group of one runs as the task itself).
+    What a group runs is its subclass's: :class:`PredicateGroup` here, and
+    :class:`~reuse.runtime.common.window_groups.WindowGroup`."""
 
     type: str
     parents: tuple[str, ...]
     members: tuple[str, ...]
 
+    #: what the group is called in its error
+    kind: ClassVar[str] = "task group"
+
     def __post_init__(self) -> None:
         if len(self.members) < 2 or len(set(self.members)) != len(self.members):
-            raise ReuseError(f"predicate group of {self.type} over {list(self.parents)} needs "
+            raise ReuseError(f"{self.kind} of {self.type} over {list(self.parents)} needs "
                              f"two or more distinct members, got {list(self.members)}")
+
+
+@dataclass(frozen=True)
+class PredicateGroup(TaskGroup):
+    """Filter tasks of one type reading the same parents, run in one pass."""
+
+    kind: ClassVar[str] = "predicate group"
 
 
 def fusable_type(type_name: str) -> type[Task] | None:

@@ -32,9 +32,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
-from reuse.core.errors import ReuseError
+from reuse.runtime.common.predicates import TaskGroup
 from reuse.tasks.stats import BlockWindowAverage
 
 __all__ = ["SLICED", "WindowGroup", "series_of", "window_groups"]
@@ -44,18 +44,11 @@ SLICED = {"BlockWindowAverage": BlockWindowAverage}
 
 
 @dataclass(frozen=True)
-class WindowGroup:
-    """Block average tasks reading the same parents and series, run in one pass (the members,
-    in the shard's task order; at least two; windows may differ)."""
+class WindowGroup(TaskGroup):
+    """Block average tasks reading the same parents and series, run in one pass (windows may
+    differ)."""
 
-    type: str
-    parents: tuple[str, ...]
-    members: tuple[str, ...]
-
-    def __post_init__(self) -> None:
-        if len(self.members) < 2 or len(set(self.members)) != len(self.members):
-            raise ReuseError(f"window group of {self.type} over {list(self.parents)} needs "
-                             f"two or more distinct members, got {list(self.members)}")
+    kind: ClassVar[str] = "window group"
 
 
 def series_of(t: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
