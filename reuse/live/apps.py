@@ -58,7 +58,7 @@ class AppsEngine(Engine):
         import tempfile
 
         from reuse.runtime.apps.coordinator import PATIENCE_S
-        from reuse.runtime.apps.runs import RUN, start_apps
+        from reuse.runtime.apps.runs import RUN, cluster_workers, start_apps
         from reuse.runtime.control.flows import FlowBook
 
         # catch_up: every instance has run a batch when start_apps returns, whatever it says
@@ -82,7 +82,7 @@ class AppsEngine(Engine):
         self._keys = 0  # proposals made by this engine (their keys: live-N, tN-step-M)
         self._traces = 0
         self._known: dict[str, Dataflow] = {}  # the coordinator's planner reads these
-        self.coord = start_apps(self._known, self.spec, workers=_cluster_workers(self.spec))
+        self.coord = start_apps(self._known, self.spec, workers=cluster_workers(self.spec))
         self.book = FlowBook(self.coord.base.redis, RUN, patience_s=PATIENCE_S)
         self.accounting: dict[str, Any] | None = None
         self._thread: threading.Thread | None = None
@@ -241,15 +241,6 @@ class AppsEngine(Engine):
     def __repr__(self) -> str:
         return (f"<Engine apps K={self.spec.k_safe} root={self.root} "
                 f"dataflows={self.submitted}>")
-
-
-def _cluster_workers(spec: RunSpec) -> int | None:
-    """A standalone cluster's workers (each instance needs one); ``None`` on ``local[N]``."""
-    if not spec.master.startswith("spark://"):
-        return None
-    from reuse.runtime.cluster import DEFAULT_DIR, pids
-
-    return sum(1 for r in pids(spec.cluster_dir or DEFAULT_DIR) if r.startswith("worker"))
 
 
 def _read_accounting(root: Path) -> dict[str, Any] | None:

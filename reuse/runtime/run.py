@@ -475,15 +475,9 @@ def _apps_run(flows: Mapping[str, Dataflow], ops: Sequence[Op], spec: RunSpec,
               progress: Callable[[str], None] | None) -> list[StepRow]:
     """``--replicas apps``: count the cluster's workers and hand over to the coordinator, which
     checks there are K+1 of them before anything starts (the spec refused the rest)."""
-    workers = None
-    if spec.master.startswith("spark://"):
-        from reuse.runtime.cluster import DEFAULT_DIR, pids
+    from reuse.runtime.apps.runs import apps_run, cluster_workers
 
-        workers = sum(1 for r in pids(spec.cluster_dir or DEFAULT_DIR)
-                      if r.startswith("worker"))
-    from reuse.runtime.apps.runs import apps_run
-
-    return apps_run(flows, ops, spec, workers=workers, progress=progress)
+    return apps_run(flows, ops, spec, workers=cluster_workers(spec), progress=progress)
 
 
 def _reachable(broker: BrokerUrl) -> None:

@@ -110,6 +110,12 @@ def sink_stream(dag: str, join: int, sink: str) -> str:
     return f"{dag}@{int(join)}/{sink}"
 
 
+def _source_streams(flow: Dataflow) -> set[str]:
+    """The bus streams of the source events a dataflow reads."""
+    return {stream_events_name(source_stream(flow.task(n).type, flow.task(n).config))
+            for n in flow.sources}
+
+
 class Follower:
     """The instance's side of the control plane, and the engine's per-batch hooks
     (:class:`~reuse.runtime.engines.shared.handler.BatchHooks`); see the module docstring."""
@@ -134,8 +140,7 @@ class Follower:
         self.batches = 0  # batches this process ran (apps.json: none, no executors to name)
         self.bus = None if spec.feed is None else make_bus(spec.feed)
         #: every source stream the run's dataflows read (a broker-fed clock's floor)
-        self.streams = {stream_events_name(source_stream(f.task(n).type, f.task(n).config))
-                        for f in flows.values() for n in f.sources}
+        self.streams = {s for f in flows.values() for s in _source_streams(f)}
         from reuse.runtime.engines.shared.handler import ShardHandler
 
         #: an instance restarted from its own checkpoint has claimed up to here already
@@ -194,9 +199,7 @@ class Follower:
             flow = self.book.get(op.key) or self.flows[op.dag]
             if flow is not self.flows.get(op.dag):  # learnt while running: its sources count
                 self.flows[op.dag] = flow
-                self.streams |= {stream_events_name(source_stream(flow.task(n).type,
-                                                                  flow.task(n).config))
-                                 for n in flow.sources}
+                self.streams |= _source_streams(flow)
             res = eng.submit(flow, at=op.cut)
             for sink in res["sinks"]:
                 self.outputs.open_sink(sink_stream(op.dag, op.cut, sink), op.cut)

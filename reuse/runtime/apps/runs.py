@@ -48,8 +48,8 @@ from reuse.runtime.spec import RunSpec
 if TYPE_CHECKING:
     from reuse.runtime.engines.shared.broker_input import BrokerInput
 
-__all__ = ["apps_run", "resume_apps", "start_apps", "trace_steps", "finish_run", "RUN_RECORD",
-           "BASE_SPEC", "RUN"]
+__all__ = ["apps_run", "cluster_workers", "resume_apps", "start_apps", "trace_steps",
+           "finish_run", "RUN_RECORD", "BASE_SPEC", "RUN"]
 
 RUN = "run"  # the control plane's run name: the run's Redis is its own
 #: The start record of a run across applications: its dataflows, trace and spec (for --resume).
@@ -76,6 +76,16 @@ def _instance_master(master: str, k: int) -> tuple[str, dict[str, str]]:
         return master, {"spark.cores.max": "1", "spark.executor.cores": "1",
                         "spark.app.name": "reuse-instance"}
     return master, {}
+
+
+def cluster_workers(spec: RunSpec) -> int | None:
+    """A standalone cluster's workers (each instance needs one: :func:`start_apps` checks
+    there are K+1); ``None`` on ``local[N]``."""
+    if not spec.master.startswith("spark://"):
+        return None
+    from reuse.runtime.cluster import DEFAULT_DIR, pids
+
+    return sum(1 for r in pids(spec.cluster_dir or DEFAULT_DIR) if r.startswith("worker"))
 
 
 def start_apps(flows: Mapping[str, Dataflow], spec: RunSpec, *, workers: int | None = None,
@@ -250,7 +260,7 @@ def resume_apps(root: str | os.PathLike[str], *,
                      f"{len(coord.live())} instance(s) adopted "
                      + ", ".join(f"{c.spec.id} pid {c.pid}" for c in coord.live()))
         rows = done + trace_steps(coord, ops, spec.step_seconds, on_step, progress,
-                             first=len(done) + 1)
+                                  first=len(done) + 1)
         return finish_run(coord, rows, check=spec.check)
     finally:
         coord.close()
@@ -296,9 +306,9 @@ def finish_run(coord: Coordinator, rows: list[StepRow], *, check: bool,
 
 
 def trace_steps(coord: Coordinator, ops: Sequence[Op], step_seconds: float,
-           on_step: Callable[[int, Coordinator], None] | None,
-           progress: Callable[[str], None] | None, *, first: int = 1,
-           key_prefix: str = "step-") -> list[StepRow]:
+                on_step: Callable[[int, Coordinator], None] | None,
+                progress: Callable[[str], None] | None, *, first: int = 1,
+                key_prefix: str = "step-") -> list[StepRow]:
     """Steps ``first``.. of the trace; a ``first`` above 1 is a resume, whose first step
     counts the coordinator's death as one failure. Step ``n`` is proposed under the key
     ``key_prefix + n`` (a live engine's traces each take their own prefix)."""
