@@ -82,6 +82,7 @@ class AppsEngine(Engine):
         self._keys = 0  # proposals made by this engine (their keys: live-N, tN-step-M)
         self._traces = 0
         self._known: dict[str, Dataflow] = {}  # the coordinator's planner reads these
+        self._streams: dict[str, list[str]] = {}  # dataflow -> its submissions' sink streams
         self.coord = start_apps(self._known, self.spec, workers=cluster_workers(self.spec))
         self.book = FlowBook(self.coord.base.redis, RUN, patience_s=PATIENCE_S)
         self.accounting: dict[str, Any] | None = None
@@ -104,11 +105,17 @@ class AppsEngine(Engine):
                     self.errors.append(msg)
 
     def _propose(self, op: str, flow: Dataflow | None, dag: str, key: str) -> int:
-        """Keep a submit's dataflow in the flow book, then propose the operation (lock held)."""
-        if flow is not None:
-            self.book.put(key, flow)
-            self._known[dag] = flow
-        return self.coord.propose(op, dag, key=key)
+        """Keep a submit's dataflow in the flow book, then propose the operation (lock held);
+        a submit's sink streams are the ones the coordinator opened for it (a stream's name
+        is not parsed back: a dataflow id may hold its ``@``)."""
+        if flow is None:
+            return self.coord.propose(op, dag, key=key)
+        self.book.put(key, flow)
+        self._known[dag] = flow
+        before = set(self.coord.streams)
+        cut = self.coord.propose(op, dag, key=key)
+        self._streams.setdefault(dag, []).extend(sorted(self.coord.streams - before))
+        return cut
 
     def submit(self, flow: Dataflow | str | Path | Mapping[str, Any]) -> SubmitResult:
         """Merge a dataflow into every instance at one cut (Reuse) or deploy it alone."""
@@ -162,8 +169,8 @@ class AppsEngine(Engine):
     def _records(self, dag_id: str) -> list[tuple[int, str, int, int | None, str]]:
         with self.lock:
             self.coord.consumer.read(sorted(self.coord.streams))
-            return [r for s, recs in self.coord.consumer.records.items()
-                    if s.split("@", 1)[0] == dag_id for r in recs]
+            records = self.coord.consumer.records
+            return [r for s in self._streams.get(dag_id, []) for r in records.get(s, [])]
 
     def outputs(self, dag_id: str, n: int = 10) -> list[dict[str, Any]]:
         """The last ``n`` records of a dataflow's sink streams, as consumers read them:
