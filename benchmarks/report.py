@@ -338,19 +338,43 @@ def _decided_floor(raws: list[Any]) -> str:
             f"Both floors are `benchmarks/limit.py`'s, measured by the same run.\n\n" + table)
 
 
+Extent = tuple[float, float] | None
+
+
+def _extent(values: Sequence[float], min_n: int = 3) -> Extent:
+    """The ``(min, max)`` of one group's runs; ``None`` (it decides nothing) for fewer than
+    ``min_n`` of them."""
+    return (min(values), max(values)) if values and len(values) >= min_n else None
+
+
+def _bound_verdict(spans: Sequence[Extent], bound: float, *, at_most: bool) -> str:
+    """A target that every run stays on one side of ``bound`` (``at_most``: at or below it;
+    else at or above it), judged run by run in each group (a rate, a shard count...): met when
+    every run of every group is on that side, missed when every run of some group is beyond
+    it, else not decided (the runs straddle it, or a group has too few: ``None``).
+
+    >>> _bound_verdict([(1.1, 1.9), (0.5, 2.0)], 2.0, at_most=True)
+    'met'
+    >>> _bound_verdict([(1.1, 1.9), (2.1, 3.0)], 2.0, at_most=True), _bound_verdict(
+    ...     [(0.95, 1.2)], 0.9, at_most=False), _bound_verdict([(0.8, 1.2), None], 0.9, at_most=False)
+    ('missed', 'met', 'not decided')
+    """
+    if not spans or any(s is None for s in spans):
+        return "not decided"
+    known = [s for s in spans if s is not None]
+    if at_most:
+        within, beyond = all(hi <= bound for _, hi in known), any(lo > bound for lo, _ in known)
+    else:
+        within, beyond = all(lo >= bound for lo, _ in known), any(hi < bound for _, hi in known)
+    return "met" if within else "missed" if beyond else "not decided"
+
+
 def _floor_bound_verdict(raws: list[Any]) -> str:
-    """"At most 2x the floor" (issue 11) against the columnar floor (issue 35): met when every
-    run at every rate is within it, missed when every run at some rate is above it, else not
-    decided (the runs straddle the bound)."""
-    cells = raws[0]["delegated"]
-    above_everywhere, all_within = False, True
-    for _, _, got, _, col in _floor_cells(cells):
-        if not col or not got:
-            return "not decided"
-        ratios = [float(c["cores"]) / col for c in got]
-        all_within = all_within and max(ratios) <= _FLOOR_BOUND
-        above_everywhere = above_everywhere or min(ratios) > _FLOOR_BOUND
-    return "missed" if above_everywhere else "met" if all_within else "not decided"
+    """"At most 2x the floor" (issue 11) against the columnar floor (issue 35), run by run at
+    each rate (:func:`_bound_verdict`; one run at a rate is enough to judge it)."""
+    return _bound_verdict([_extent([float(c["cores"]) / col for c in got], 1) if col else None
+                           for _, _, got, _, col in _floor_cells(raws[0]["delegated"])],
+                          _FLOOR_BOUND, at_most=True)
 
 
 #: issue 11's bound on the shared query's saving: cores saved at least this share of the work
@@ -411,17 +435,11 @@ def _decided_saving(raws: list[Any]) -> str:
 
 def _saving_verdict(raws: list[Any]) -> str:
     """"Cores saved at least 0.9x the work saved" (issue 11), against the columnar floor's work
-    (issue 35): met when every paired run at every rate reaches it, missed when every paired
-    run at some rate falls short, else not decided."""
+    (issue 35), pair by pair at each rate (:func:`_bound_verdict`)."""
     cells = raws[0]["delegated"]
-    short_everywhere, all_reach = False, True
-    for rate in sorted({float(c["rate"]) for c in cells["cells"]}):
-        _, col = _saving_ratios(cells, rate)
-        if len(col) < 3:
-            return "not decided"
-        all_reach = all_reach and min(col) >= _SAVING_BOUND
-        short_everywhere = short_everywhere or max(col) < _SAVING_BOUND
-    return "missed" if short_everywhere else "met" if all_reach else "not decided"
+    return _bound_verdict([_extent(_saving_ratios(cells, rate)[1])
+                           for rate in sorted({float(c["rate"]) for c in cells["cells"]})],
+                          _SAVING_BOUND, at_most=False)
 
 
 def _mode_floor_verdict(raws: list[Any], mode: str = "reuse-inplace") -> str:
@@ -494,14 +512,10 @@ _SEQ_SAVING_BOUND = 0.9
 
 def _seq_saving_verdict(raws: list[Any], arm: str) -> str:
     """"``arm``'s core saving at least 90% of the task saving" (issue 4), against the task
-    saving without sources (the like-for-like one, :func:`_seq_peak_savings`): met when every
-    paired run reaches it, missed when none does, else not decided (fewer than three pairs:
-    not decided)."""
-    s = [x[2] for x in _seq_peak_savings(raws[0]["delegated"], arm)]
-    if len(s) < 3:
-        return "not decided"
-    return ("met" if min(s) >= _SEQ_SAVING_BOUND else
-            "missed" if max(s) < _SEQ_SAVING_BOUND else "not decided")
+    saving without sources (the like-for-like one, :func:`_seq_peak_savings`), pair by pair
+    (:func:`_bound_verdict`)."""
+    return _bound_verdict([_extent([x[2] for x in _seq_peak_savings(raws[0]["delegated"], arm)])],
+                          _SEQ_SAVING_BOUND, at_most=False)
 
 
 def _rates_apps_opmw(raws: list[Any]) -> str:
@@ -1152,10 +1166,10 @@ def _relay_hop(raws: list[Any]) -> str:
 
 
 def _relay_hop_verdict(raws: list[Any]) -> str:
-    """Met when every cell reaches the bound, missed when none does."""
-    rates = [r["ev_s"] for r in raws[0]["relay"]]
-    return ("not decided" if not rates else "met" if min(rates) >= _HOP_BOUND else
-            "missed" if max(rates) < _HOP_BOUND else "not decided")
+    """Met when every cell reaches the bound, missed when none does (one run per cell:
+    a throughput bound, not a comparison; :func:`_bound_verdict`)."""
+    return _bound_verdict([_extent([r["ev_s"] for r in raws[0]["relay"]], 1)], _HOP_BOUND,
+                          at_most=False)
 
 
 def _frames_throughput_verdict(raws: list[Any]) -> str:
@@ -1197,6 +1211,11 @@ def _spread_of(d: dict[str, Any], digits: int = 3) -> str:
     return f"{_f(d['median'], digits)} [{_f(d['min'], digits)}, {_f(d['max'], digits)}]"
 
 
+def _spread_extent(d: dict[str, Any], min_n: int = 3) -> Extent:
+    """:func:`_extent` of a ``Spread.to_dict()`` (its runs' extremes and count)."""
+    return (float(d["min"]), float(d["max"])) if d["n"] >= min_n else None
+
+
 def _shard_cost(raws: list[Any]) -> str:
     """``shard_cost.py --json``, one file per shard count: the floor, the shard worker and
     their ratio, each repetition against the floor run just before it."""
@@ -1213,14 +1232,9 @@ _SHARD_BOUND = 1.3
 
 
 def _shard_cost_verdict(raws: list[Any]) -> str:
-    """Met when every repetition of every file is within the bound, missed when every
-    repetition of some file is above it, else not decided."""
-    ratios = [x["ratio"] for x in raws]
-    if any(r["n"] < 3 for r in ratios):
-        return "not decided"
-    if all(r["max"] <= _SHARD_BOUND for r in ratios):
-        return "met"
-    return "missed" if any(r["min"] > _SHARD_BOUND for r in ratios) else "not decided"
+    """Every repetition of every file (a shard count) against the bound
+    (:func:`_bound_verdict`)."""
+    return _bound_verdict([_spread_extent(x["ratio"]) for x in raws], _SHARD_BOUND, at_most=True)
 
 
 def _stage_cost(raws: list[Any]) -> str:
@@ -1247,13 +1261,10 @@ _CRITICAL_BOUND_MS = 0.66
 
 
 def _stage_cost_verdict(raws: list[Any]) -> str:
-    """Met when every repetition's critical path on 2 partitions is within the bound, missed
-    when every one is above it, else not decided."""
+    """Every repetition's critical path on 2 partitions against the bound
+    (:func:`_bound_verdict`)."""
     c = raws[0].get("staged-2", {}).get("critical_ms")
-    if not c or c["n"] < 3:
-        return "not decided"
-    return ("met" if c["max"] <= _CRITICAL_BOUND_MS else
-            "missed" if c["min"] > _CRITICAL_BOUND_MS else "not decided")
+    return _bound_verdict([_spread_extent(c) if c else None], _CRITICAL_BOUND_MS, at_most=True)
 
 
 def _window_slices(raws: list[Any]) -> str:
