@@ -278,6 +278,23 @@ def deployed_at_zero(flows: Iterable[Any], shards: int, opts: Mapping[str, Any],
     return dep, ledger
 
 
+def kill_group(proc: Any, timeout_s: float = 30.0) -> None:
+    """Kill a process started with ``start_new_session=True`` with its whole process group
+    (its JVM, its Python workers: as a machine's death takes them), and wait until it and
+    every process it had started are gone (or zombies)."""
+    import signal
+
+    import psutil
+
+    group = [proc.pid] + [c.pid for c in psutil.Process(proc.pid).children(recursive=True)]
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=timeout_s)
+    deadline = time.time() + timeout_s
+    while any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE
+              for p in group) and time.time() < deadline:
+        time.sleep(0.2)
+
+
 def journal_kinds(root: str | Path) -> list[str]:
     """The record kinds of a live run's journal so far (``start``, ``op``, ``row``), for tests
     that wait on a run in another process: no journal yet is none, a torn last line is

@@ -5,22 +5,19 @@ back at their cuts, and everything the engine ever ran is exact against the refe
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 
 from reuse.core.errors import ReuseError
 from reuse.core.traces import Op
 from reuse.live import Engine
 from reuse.runtime.common.files import read_batches
-from reuse.testing import journal_kinds, riot_flows
+from reuse.testing import journal_kinds, kill_group, riot_flows
 
 pytestmark = pytest.mark.spark
 
@@ -41,16 +38,6 @@ time.sleep(600)
 """
 
 
-def _kill_group(proc: subprocess.Popen[str]) -> None:
-    group = [proc.pid] + [c.pid for c in psutil.Process(proc.pid).children(recursive=True)]
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
-    deadline = time.time() + 30
-    while any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE
-              for p in group) and time.time() < deadline:
-        time.sleep(0.2)
-
-
 def test_a_dead_engine_is_resumed_exactly(spark: Any, tmp_path: Path) -> None:
     root = tmp_path / "run"
     proc = subprocess.Popen([sys.executable, "-c", _DRIVER, str(root)], text=True,
@@ -62,7 +49,7 @@ def test_a_dead_engine_is_resumed_exactly(spark: Any, tmp_path: Path) -> None:
         done = max(b["hi"] for b in read_batches(root))
     finally:
         if proc.poll() is None:
-            _kill_group(proc)
+            kill_group(proc)
     assert journal_kinds(root) == ["start", "op", "op", "op"]
     time.sleep(2)  # the sources go on in wall time while nobody runs the engine
     with pytest.raises(ReuseError, match="already holds a run"):

@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 
 from reuse.core.paths import riotbench_dir
@@ -25,7 +24,13 @@ from reuse.runtime.accounting import account, leaked_records
 from reuse.runtime.common.files import read_batches
 from reuse.runtime.engines.partial.engine import Runtime
 from reuse.runtime.spec import RunSpec
-from reuse.testing import journal_kinds, kill_workers_until_failure, rerun_outputs, riot_flows
+from reuse.testing import (
+    journal_kinds,
+    kill_group,
+    kill_workers_until_failure,
+    rerun_outputs,
+    riot_flows,
+)
 from reuse.workloads.riotbench import build_dataflows, write_dags
 
 pytestmark = [pytest.mark.spark, pytest.mark.many_jvms]
@@ -120,16 +125,10 @@ def _kill_and_resume(spark: Any, tmp_path: Path) -> None:
             assert proc.poll() is None, "the run ended before it could be killed"
             assert time.time() < deadline, "the run never reached step 2 with outputs"
             time.sleep(0.1)
-        group = [proc.pid] + [c.pid for c in psutil.Process(proc.pid).children(recursive=True)]
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
+        kill_group(proc)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-    deadline = time.time() + 30
-    while any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE
-              for p in group) and time.time() < deadline:
-        time.sleep(0.2)
     assert not (tmp_path / "first.csv").exists()
     died = journal_kinds(root).count("op")  # the step the driver died in
     time.sleep(3)  # the trace goes on in wall time while nobody runs it
