@@ -49,43 +49,73 @@ _SUMMARY = re.compile(r"^=*\s*(?P<counts>\d+ (?:passed|failed)[^=]*?) in (?P<s>[
 _SLOW = re.compile(r"^(?P<s>[\d.]+)s (?P<when>call|setup|teardown)\s+(?P<test>\S+)$")
 
 
+#: the lanes a ``test.sh`` log reports, in its order, each after its heading (the first has
+#: none: it prints first); a log before 2026-11-29 has no many-JVM lane
+_LANES = (("spark_lane", None),
+          ("jvm_lane", "======== the tests that start several JVMs"),
+          ("other_lane", "======== the tests without Spark"))
+_EXITS = re.compile(r"Spark and browser tests: exit (\d+);(?: the many-JVM tests: exit (\d+);)?"
+                    r" the others: exit (\d+)")
+
+
 def parse_log(text: str) -> dict[str, Any]:
-    """What a ``test.sh`` log says: the Spark lane's and the other lane's pytest summaries
-    (counts, seconds), the slowest tests, both exit codes and the failed tests.
+    """What a ``test.sh`` log says: each lane's pytest summary (counts, seconds), the slowest
+    tests of the Spark lanes (which list them), the exit codes and the failed tests.
 
     >>> log = "\\n".join(["3.50s call     tests/a.py::t", "== 2 passed, 5 deselected in 60.5s "
-    ...     "(0:01:00) ==", "======== the tests without Spark", "1 failed, 9 passed in 30.0s"
+    ...     "(0:01:00) ==", "======== the tests that start several JVMs, run beside",
+    ...     "9.00s call     tests/c.py::v", "1 passed in 40.0s (0:00:40)",
+    ...     "======== the tests without Spark", "1 failed, 9 passed in 30.0s"
     ...     " (0:00:30)", "FAILED tests/b.py::u - boom",
-    ...     "Spark and browser tests: exit 0; the others: exit 1"])
+    ...     "Spark and browser tests: exit 0; the many-JVM tests: exit 0; the others: exit 1"])
     >>> p = parse_log(log)
     >>> p["spark_lane"], p["other_lane"]["failed"], p["failed_tests"], p["slowest"][0]["s"]
-    ({'passed': 2, 'failed': 0, 'seconds': 60.5}, 1, ['tests/b.py::u'], 3.5)
+    ({'passed': 2, 'failed': 0, 'seconds': 60.5}, 1, ['tests/b.py::u'], 9.0)
+    >>> p["jvm_lane"]["seconds"], p["exit_codes"]["jvm_lane"]
+    (40.0, 0)
     """
-    lanes: list[dict[str, Any]] = []
+    lanes: dict[str, dict[str, Any]] = {}
     slowest: list[dict[str, Any]] = []
     failed: list[str] = []
     codes: dict[str, int] = {}
+    lane = _LANES[0][0]
     for line in text.splitlines():
         line = line.strip()
+        heading = next((name for name, head in _LANES if head and line.startswith(head)), None)
+        if heading is not None:
+            lane = heading
+            continue
         m = _SUMMARY.match(line)
-        if m:
+        if m and lane in lanes:  # a log cut without the headings: the others come last
+            lane = "other_lane"
+        if m and lane not in lanes:
             counts = dict((k, int(v)) for v, k in re.findall(r"(\d+) (passed|failed)",
                                                               m["counts"]))
-            lanes.append({"passed": counts.get("passed", 0), "failed": counts.get("failed", 0),
-                          "seconds": float(m["s"])})
+            lanes[lane] = {"passed": counts.get("passed", 0),
+                           "failed": counts.get("failed", 0), "seconds": float(m["s"])}
             continue
         m = _SLOW.match(line)
-        if m and not lanes:  # the Spark lane's --durations list comes before its summary
+        if m and lane != "other_lane" and lane not in lanes:  # before the lane's summary
             slowest.append({"s": float(m["s"]), "when": m["when"], "test": m["test"]})
             continue
         if line.startswith("FAILED "):
             failed.append(line.split()[1])
-        m = re.match(r"Spark and browser tests: exit (\d+); the others: exit (\d+)", line)
+        m = _EXITS.match(line)
         if m:
-            codes = {"spark_lane": int(m[1]), "other_lane": int(m[2])}
-    return {"spark_lane": lanes[0] if lanes else None,
-            "other_lane": lanes[1] if len(lanes) > 1 else None,
-            "slowest": slowest, "failed_tests": failed, "exit_codes": codes}
+            codes = {"spark_lane": int(m[1]), "other_lane": int(m[3]),
+                     **({} if m[2] is None else {"jvm_lane": int(m[2])})}
+    slowest.sort(key=lambda t: -t["s"])
+    return {"spark_lane": lanes.get("spark_lane"), "other_lane": lanes.get("other_lane"),
+            **({"jvm_lane": lanes.get("jvm_lane")} if "jvm_lane" in codes
+               or "jvm_lane" in lanes else {}),
+            "slowest": slowest[:20], "failed_tests": failed, "exit_codes": codes}
+
+
+def lanes_of(rec: dict[str, Any]) -> list[dict[str, Any] | None]:
+    """The lanes a pass had to run: the Spark lane, the many-JVM lane where the log has one,
+    the others."""
+    return [rec["spark_lane"], *([rec["jvm_lane"]] if "jvm_lane" in rec else []),
+            rec["other_lane"]]
 
 
 def record(log_text: str, *, command: str, commit: str, loaded: bool, started: str,
@@ -93,7 +123,7 @@ def record(log_text: str, *, command: str, commit: str, loaded: bool, started: s
     """One pass: its log parsed, with what ran it and when; ``within_limit`` is each lane's
     pytest time under :data:`LIMIT_S` and the pass green."""
     parsed = parse_log(log_text)
-    lanes = [parsed["spark_lane"], parsed["other_lane"]]
+    lanes = lanes_of(parsed)
     green = rc == 0 and all(lane is not None and lane["failed"] == 0 for lane in lanes)
     slowest_lane = max((lane["seconds"] for lane in lanes if lane is not None), default=None)
     return {"kind": "test", "command": command, "commit": commit, "loaded": loaded,
@@ -202,8 +232,8 @@ def main(argv: list[str] | None = None) -> int:
         rec = run_pass("test", loaded=args.loaded, shuffle=args.shuffle)
     else:
         rec = run_pass("reproduce", param_set=args.set)
-    lanes = ", ".join(f"{k} {v['seconds']:.0f} s" for k in ("spark_lane", "other_lane")
-                      if (v := rec.get(k)))
+    lanes = ", ".join(f"{k} {v['seconds']:.0f} s"
+                      for k in ("spark_lane", "jvm_lane", "other_lane") if (v := rec.get(k)))
     print(f"{rec['kind']} at {rec['commit'][:10]}: rc {rec['rc']}, "
           f"{'green' if rec['green'] else 'RED'}; {lanes or 'no pytest summary'}")
     return 0 if rec["green"] else 1

@@ -682,8 +682,9 @@ def _jvm_cds(raws: list[Any]) -> str:
 
 def _fresh_clone(raws: list[Any]) -> str:
     """The README's commands on fresh clones (``benchmarks/fresh_clone.py``): per pass, the
-    result, each pytest lane's time (the Spark lane and the others beside it) and the whole
-    command's wall time, set-up included."""
+    result, each pytest lane's time (the Spark lane, the many-JVM lane beside it from
+    2026-11-29 on, and the others beside them) and the whole command's wall time, set-up
+    included."""
     recs = raws[0]
     rows = []
     for r in recs:
@@ -691,7 +692,7 @@ def _fresh_clone(raws: list[Any]) -> str:
             else f"main job ({r['set']})"
         if r.get("shuffle") is not None:
             kind += f", shuffled (seed {r['shuffle']})"
-        spark, other = r.get("spark_lane"), r.get("other_lane")
+        spark, jvms, other = r.get("spark_lane"), r.get("jvm_lane"), r.get("other_lane")
         failed = ", ".join(t.split("::")[-1] for t in r.get("failed_tests", []))
         result = "passed" if r["green"] else ("failed: " + failed if failed else
                                              f"failed (rc {r['rc']})")
@@ -700,12 +701,15 @@ def _fresh_clone(raws: list[Any]) -> str:
         cpu = cpu.replace("(R)", "").replace(" Processor", "").strip() or "-"
         rows.append([r["started"][:16].replace("T", " "), f"`{r['commit'][:7]}`", cpu, kind,
                      result, _mmss(spark["seconds"]) if spark else "-",
+                     _mmss(jvms["seconds"]) if jvms else "-",
                      _mmss(other["seconds"]) if other else "-", _mmss(_wall_s(r)), limit])
     # the machine per pass: the same 2 cores were an Intel Xeon one day and an AMD EPYC the
     # next, the same tests slower on the second (compare the rows of one commit)
     return _table(["started (UTC)", "commit", "machine", "what", "result", "Spark lane",
-                   "others", "wall, set-up included", "each lane under 15 min"],
-                  ["---", "---", "---", "---", "---", "---:", "---:", "---:", "---"], rows)
+                   "many-JVM lane", "others", "wall, set-up included",
+                   "each lane under 15 min"],
+                  ["---", "---", "---", "---", "---", "---:", "---:", "---:", "---:", "---"],
+                  rows)
 
 
 def _ratio(x: float | None) -> str:
