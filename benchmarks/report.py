@@ -682,9 +682,9 @@ def _jvm_cds(raws: list[Any]) -> str:
 
 def _fresh_clone(raws: list[Any]) -> str:
     """The README's commands on fresh clones (``benchmarks/fresh_clone.py``): per pass, the
-    result, each pytest lane's time (the Spark lane, the many-JVM lane beside it from
-    2026-11-29 on, and the others beside them) and the whole command's wall time, set-up
-    included."""
+    result, each pytest lane's time (the Spark lane; the many-JVM lane, run beside it only
+    in the passes of 2026-11-29 that tried it; the others beside them) and the whole
+    command's wall time, set-up included."""
     recs = raws[0]
     rows = []
     for r in recs:
