@@ -50,7 +50,7 @@ _SLOW = re.compile(r"^(?P<s>[\d.]+)s (?P<when>call|setup|teardown)\s+(?P<test>\S
 
 
 #: the lanes a ``test.sh`` log reports, in its order, each after its heading (the first has
-#: none: it prints first); a log before 2026-11-29 has no many-JVM lane
+#: none: it prints first); only the passes of 2026-11-29 that tried it have a many-JVM lane
 _LANES = (("spark_lane", None),
           ("jvm_lane", "======== the tests that start several JVMs"),
           ("other_lane", "======== the tests without Spark"))
@@ -233,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         rec = run_pass("reproduce", param_set=args.set)
     lanes = ", ".join(f"{k} {v['seconds']:.0f} s"
-                      for k in ("spark_lane", "jvm_lane", "other_lane") if (v := rec.get(k)))
+                      for k, _ in _LANES if (v := rec.get(k)))
     print(f"{rec['kind']} at {rec['commit'][:10]}: rc {rec['rc']}, "
           f"{'green' if rec['green'] else 'RED'}; {lanes or 'no pytest summary'}")
     return 0 if rec["green"] else 1

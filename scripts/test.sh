@@ -44,13 +44,13 @@ NO_MKDOCS_2_WARNING=1 "$ROOT/.venv/bin/mkdocs" build --strict --quiet --site-dir
 # 10:42 (the same day, the same record). (At nice 19 the others got nothing: 21 min 51 s,
 # 2026-11-27.) Once the Spark lane is done the others keep their priority: where it was
 # lowered (5), raising it back needs the root this runner lacks. Its report is printed at the
-# end. (pytest-xdist's --dist loadgroup would do this in one
-# command, but with pytest 9 it ignores the groups.) The tests that start several JVMs
-# (`many_jvms`) stay in the Spark lane, last. Run beside the other Spark tests in a process of
-# their own (2026-11-29) they made the suite shorter (about 10 minutes against 15) but not
-# reliable: both recorded passes were red, on tests whose drivers step by the wall clock (a
-# trace nearly over before the first outputs), a live view's refresh and a notebook cell's
-# 4 s limit (the passes of 9b7feec and 291ca6d in docs/bench/fresh_clone.json). Exit code 5, "no test collected", is a
+# end. (pytest-xdist's --dist loadgroup would do this in one command, but with pytest 9 it
+# ignores the groups.) The tests that start several JVMs (`many_jvms`) stay in the Spark
+# lane, last. Run beside the other Spark tests in a process of their own (2026-11-29) they
+# made the suite shorter (about 10 minutes against 15) but not reliable: both recorded passes
+# were red, on tests whose drivers step by the wall clock (a trace nearly over before the
+# first outputs), a live view's refresh and a notebook cell's 4 s limit (the passes of
+# 9b7feec and 291ca6d in docs/bench/fresh_clone.json). Exit code 5, "no test collected", is a
 # pass: arguments may select tests of one kind only.
 # Every JVM the tests start (sessions, `reuse run` drivers, instances, a cluster's master and
 # workers) compiles with C1 only: a test's JVM lives a minute or two, where C2's compiling

@@ -58,8 +58,9 @@ def test_a_shuffled_pass_keeps_its_seed_and_the_table_names_it() -> None:
 
 
 def test_a_three_lane_pass_needs_its_many_jvm_lane() -> None:
-    """From 2026-11-29 the tests that start several JVMs run in a lane of their own: a pass
-    whose log lacks that lane's summary (it died) is red, and its time counts for the limit."""
+    """The passes of 2026-11-29 that ran the tests starting several JVMs in a lane of their
+    own: a pass whose log lacks that lane's summary (it died) is red, and its time counts for
+    the limit."""
     head = ["== 43 passed in 500.0s (0:08:20) ==",
             "======== the tests that start several JVMs, run beside the above ========"]
     tail = ["======== the tests without Spark or a browser, run beside the above ========",

@@ -26,8 +26,9 @@ def test_register_beat_and_the_lowest_frontier(redis_url: str, run: str) -> None
 
 
 #: the age past which an instance is dead here, and how long "b" stays silent: seconds, not
-#: tenths, so that a test process starved of CPU for a moment (the suite runs this lane at
-#: nice 19 beside the Spark lanes) cannot age a fresh beat past it (0.3 s once did)
+#: tenths, so that a test process starved of CPU for a moment cannot age a fresh beat past it
+#: (0.3 s once did, in a suite layout of 2026-11-29 that ran these tests at nice 19 beside two
+#: Spark lanes)
 AGE_S, SILENT_S = 2.0, 2.5
 
 
