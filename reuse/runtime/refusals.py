@@ -62,10 +62,6 @@ class Refusal(NamedTuple):
 #: Every refused combination of settings, checked in order on construction; the first that
 #: holds is the error. Each row is one combination, so building one is deleting its row.
 REFUSED: tuple[Refusal, ...] = (
-    # layout x safety, layout x source, safety x source: issue 32 builds these
-    Refusal(lambda s: s.split and s.k_safe > 0 and s.replicas == "shards",
-            "--split and --k-safe cannot be combined yet (replicas are placed per running "
-            "DAG)", "not built"),
     # the query-per-DAG engine (--merge partial or relaunch)
     Refusal(lambda s: s.engine == "queries" and s.broker_fed,
             "--source {source} needs the shared query (--merge inplace), not {policy}",

@@ -150,15 +150,14 @@ def test_a_bad_value_is_one_line_naming_its_option(kw: dict[str, object], option
 
 #: A spec for each row of REFUSED (its index there), as ``reuse run`` would be asked.
 COMBINATIONS = [
-    ({"split": True, "k_safe": 1, "shards": 2}, 0),
-    ({"merge": "partial", "source": BROKER}, 1),
-    ({"merge": "relaunch", "split": True}, 2),
-    ({"merge": "partial", "k_safe": 1}, 3),
-    ({"merge": "partial", "k_safe": 1, "replicas": "apps"}, 4),
-    ({"merge": "partial", "latency_budget_s": 5.0}, 5),
-    ({"merge": "partial", "shared_disk": False}, 6),
-    ({"mode": "default", "match": "semantic"}, 7),
-    ({"replicas": "apps"}, 8),
+    ({"merge": "partial", "source": BROKER}, 0),
+    ({"merge": "relaunch", "split": True}, 1),
+    ({"merge": "partial", "k_safe": 1}, 2),
+    ({"merge": "partial", "k_safe": 1, "replicas": "apps"}, 3),
+    ({"merge": "partial", "latency_budget_s": 5.0}, 4),
+    ({"merge": "partial", "shared_disk": False}, 5),
+    ({"mode": "default", "match": "semantic"}, 6),
+    ({"replicas": "apps"}, 7),
 ]
 
 
@@ -188,9 +187,9 @@ def test_k_safety_needs_k_plus_one_shards_when_they_are_known(kw: dict[str, obje
 
 
 def test_today_refused_combinations_stay_refused() -> None:
-    """The refusals of ``live_run`` (``--split`` needs the shared query and no ``--k-safe``),
-    of ``_apps_run`` and of ``InplaceRuntime``, each as its own case."""
-    for kw in ({"split": True, "merge": "partial"}, {"split": True, "k_safe": 1},
+    """The refusals of ``live_run`` (``--split`` needs the shared query), of ``_apps_run``
+    and of ``InplaceRuntime``, each as its own case."""
+    for kw in ({"split": True, "merge": "partial"},
                {"replicas": "apps", "k_safe": 1, "merge": "partial"},
                {"merge": "partial", "source": BROKER}, {"merge": "partial", "k_safe": 1},
                {"merge": "partial", "shared_disk": False}):
@@ -306,6 +305,7 @@ def test_what_cannot_be_resumed_is_refused(kw: dict[str, object], what: str) -> 
 
 def test_a_shared_query_run_on_replay_is_resumable() -> None:
     for spec in (RunSpec(), RunSpec(split=True), RunSpec(k_safe=1, shards=2),
+                 RunSpec(split=True, k_safe=1, shards=2),
                  RunSpec.of(mode="default", shared_disk=False), RunSpec(source=BROKER)):
         spec.check_resumable()
 
@@ -381,7 +381,7 @@ def test_an_old_start_record_loads_with_todays_defaults() -> None:
     ({"mode": 3}, "'mode' is not a string"),
     ({"mode": "both"}, "refused: --mode: unknown mode 'both'"),
     ({"columnar": "yes"}, "'columnar' is not true or false"),
-    ({"split": True, "k_safe": 1}, "refused: --split and --k-safe cannot be combined"),
+    ({"mode": "default", "match": "semantic"}, "refused: --match semantic needs --mode reuse"),
     ({"stall_s": 0}, "refused: --stall-timeout must be a positive number"),
 ])
 def test_a_broken_start_record_is_one_line_naming_the_file(change: dict[str, object],
@@ -504,8 +504,9 @@ def test_every_option_of_reuse_run_is_read() -> None:
 
 
 def test_reuse_run_refusals_come_from_the_spec() -> None:
-    with pytest.raises(SparkRuntimeError, match="--split and --k-safe cannot be combined"):
-        RunSpec.from_cli(_run_args("--split", "--k-safe", "1", "--shards", "2"))
+    with pytest.raises(SparkRuntimeError, match="^--split needs the shared query"):
+        RunSpec.from_cli(_run_args("--split", "--merge", "partial", "--unmerge", "lazy"))
+    assert RunSpec.from_cli(_run_args("--split", "--k-safe", "1", "--shards", "2")).split
     with pytest.raises(SparkRuntimeError, match="^--k-safe needs the shared query"):
         RunSpec.from_cli(_run_args("--merge", "partial", "--unmerge", "lazy", "--k-safe", "1"))
 

@@ -58,7 +58,7 @@ from reuse.runtime.common.ledger import LedgerReplica
 from reuse.runtime.common.planners import NewTask, Placement, Removal
 
 __all__ = ["DeployedTask", "Start", "End", "Move", "Free", "Replicate", "Action", "Epoch",
-           "Deployment", "REPLICA_MARK"]
+           "Deployment", "REPLICA_MARK", "replica_level"]
 
 
 @dataclass(frozen=True)
@@ -140,6 +140,14 @@ Action = Start | End | Move | Free | Replicate
 
 #: a replica's id is its primary's, this mark and its level (``t@replica1``)
 REPLICA_MARK = "@replica"
+
+
+def replica_level(task: str) -> int:
+    """A replica's level ``r`` from its id (``t@replica2``, or ``t@replica2~3`` when made
+    again); 0 for a primary. The split layout shifts level ``r``'s partitions by ``r``."""
+    _, mark, rest = task.rpartition(REPLICA_MARK)
+    level = rest.split("~", 1)[0]
+    return int(level) if mark and level.isdigit() else 0
 
 
 @dataclass(frozen=True)

@@ -151,7 +151,7 @@ class InplaceRuntime:
         # issue 22: every running DAG split over the shards (key ranges and stages), instead of
         # each running DAG whole in one shard
         self.split = bool(split)
-        self.splits = SplitBatches(self.root / "ckpt" / QUERY / "layout", n)
+        self.splits = SplitBatches(self.root / "ckpt" / QUERY / "layout", n, spec.k_safe + 1)
         self.rebalance_s = spec.rebalance_s
         self._balanced_at = time.time()
         self.shards = n

@@ -110,8 +110,16 @@ from typing import Any, Literal
 
 from reuse.runtime import SparkRuntimeError
 from reuse.runtime.common.execution import task_kind
+from reuse.runtime.engines.shared.deploy import REPLICA_MARK, replica_level
+from reuse.runtime.engines.shared.key_ranges import (
+    RANGES,
+    GroupMove,
+    KeyRanges,
+    RangeMove,
+    SplitAction,
+)
 from reuse.tasks import TASK_TYPES
-from reuse.tasks.base import Task, stable_hash64
+from reuse.tasks.base import Task
 from reuse.tasks.pi import PiTask
 from reuse.tasks.sinks import Sink
 
@@ -119,11 +127,6 @@ __all__ = ["RANGES", "KeySpec", "MESSAGE", "TypeSplit", "type_split", "KeyRanges
            "GroupMove", "SplitAction", "Layout", "Exchange", "Step", "SplitPlan", "plan_split",
            "emptiest", "order_key"]
 
-#: Key ranges per table: the hash's top 6 bits. Enough that a table can balance a few hundred
-#: keys over a few partitions, few enough that per-range CPU is worth measuring.
-RANGES = 64
-#: Salt of the key hash, apart from the salts the tasks use (bloom filter 1, 2; moments 3-5).
-SALT = 22
 
 Role = Literal["source", "stateless", "keyed", "gathered"]
 
@@ -146,7 +149,9 @@ class KeySpec:
     """How an event's key is read: :func:`reuse.tasks.base.group_key` over ``attrs``.
 
     ``field`` stands in for ``obs`` on an event with no ``obs`` (a joined message whose only
-    field the task reads), so the routing key is the task's own state key.
+    field the task reads), so the routing key is the task's own state key. ``shift``: a
+    k-safe replica of level ``r`` keys by ``shift = r``, so each key's replica work runs ``r``
+    partitions after its owner (mod ``N``), never where its primary's does.
 
     Examples
     --------
@@ -158,6 +163,7 @@ class KeySpec:
 
     attrs: tuple[str, ...]
     field: str | None = None
+    shift: int = 0
 
     def __post_init__(self) -> None:
         if not self.attrs:
@@ -219,113 +225,6 @@ def type_split(type_name: str, config: Any) -> TypeSplit:
             return TypeSplit("keyed", tuple(group), None if fields is None else frozenset(fields),
                              cls.state_map)
     return TypeSplit("gathered")  # global, join, or a keyed config it cannot read
-
-
-# --- key ranges ---------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class RangeMove:
-    """Key range ``range`` (with its keys' state) moves from partition ``src`` to ``dst``."""
-
-    range: int
-    src: int
-    dst: int
-
-
-@dataclass(frozen=True)
-class GroupMove:
-    """Gathered group ``group`` (its tasks and their whole state) moves from ``src`` to ``dst``."""
-
-    group: str
-    src: int
-    dst: int
-
-
-SplitAction = RangeMove | GroupMove
-
-
-@dataclass(frozen=True)
-class KeyRanges:
-    """The key -> partition function: fixed hash ranges, and the partition of each.
-
-    Examples
-    --------
-    >>> kr = KeyRanges.even(2)
-    >>> kr.owner[:2], kr.owner[-2:], kr.partition_of("temperature") == kr.owner[kr.range_of("temperature")]
-    ((0, 0), (1, 1), True)
-    >>> kr3, moves = kr.resplit(3)
-    >>> [kr3.owner.count(p) for p in range(3)], len(moves)
-    ([22, 21, 21], 21)
-    """
-
-    owner: tuple[int, ...]
-    partitions: int
-
-    def __post_init__(self) -> None:
-        n = len(self.owner)
-        if n < 1 or n & (n - 1):
-            raise SparkRuntimeError(f"the number of key ranges must be a power of two, got {n}")
-        if self.partitions < 1 or any(not 0 <= p < self.partitions for p in self.owner):
-            raise SparkRuntimeError(f"a range's partition is outside 0..{self.partitions - 1}")
-
-    @classmethod
-    def even(cls, partitions: int, ranges: int = RANGES) -> KeyRanges:
-        """Contiguous blocks of ranges of (nearly) equal size, partition 0 first."""
-        if partitions < 1:
-            raise SparkRuntimeError(f"partitions must be a positive integer, got {partitions!r}")
-        return cls(tuple(r * partitions // ranges for r in range(ranges)), partitions)
-
-    @property
-    def ranges(self) -> int:
-        return len(self.owner)
-
-    def range_of(self, key: str) -> int:
-        """The range of a key: the top bits of its stable hash."""
-        return stable_hash64(key, SALT) >> (64 - (self.ranges.bit_length() - 1))
-
-    def partition_of(self, key: str) -> int:
-        return self.owner[self.range_of(key)]
-
-    def ranges_of(self, partition: int) -> list[int]:
-        return [r for r, p in enumerate(self.owner) if p == partition]
-
-    def moved(self, moves: Iterable[RangeMove]) -> KeyRanges:
-        owner = list(self.owner)
-        for m in moves:
-            if owner[m.range] != m.src:
-                raise SparkRuntimeError(f"range {m.range} is in partition {owner[m.range]}, "
-                                        f"not {m.src}")
-            owner[m.range] = m.dst
-        return KeyRanges(tuple(owner), self.partitions)
-
-    def resplit(self, partitions: int) -> tuple[KeyRanges, list[RangeMove]]:
-        """The same ranges over ``partitions``, as even as counts go, moving the fewest ranges.
-
-        A range stays where it is while its partition survives and is under its quota; the
-        others fill the partitions below quota, lowest range first. Quotas are ``R // M``, plus
-        one for the ``R % M`` partitions that keep the most ranges (so those keep them).
-        """
-        if partitions < 1:
-            raise SparkRuntimeError(f"partitions must be a positive integer, got {partitions!r}")
-        r, m = self.ranges, partitions
-        have = [self.owner.count(p) if p < self.partitions else 0 for p in range(m)]
-        extra = set(sorted(range(m), key=lambda p: (-have[p], p))[: r % m])
-        quota = [r // m + (p in extra) for p in range(m)]
-        owner: list[int | None] = [None] * r
-        kept = [0] * m
-        for i, p in enumerate(self.owner):
-            if p < m and kept[p] < quota[p]:
-                owner[i] = p
-                kept[p] += 1
-        free = iter(p for p in range(m) for _ in range(quota[p] - kept[p]))
-        moves: list[RangeMove] = []
-        new: list[int] = []
-        for i, kept_at in enumerate(owner):
-            if kept_at is None:
-                kept_at = next(free)
-                moves.append(RangeMove(i, self.owner[i], kept_at))
-            new.append(kept_at)
-        return KeyRanges(tuple(new), m), moves
 
 
 # --- the plan -----------------------------------------------------------------------------------
@@ -405,17 +304,23 @@ class SplitPlan:
         """Every input edge that moves events: ``(task, exchange)``."""
         return [(s.task, e) for s in self.steps for e in s.inputs if e.kind != "forward"]
 
+    def partition_of(self, spec: KeySpec, key: str) -> int:
+        """The partition that owns ``key`` read by ``spec`` (its range's, shifted)."""
+        return (self.ranges.partition_of(key) + spec.shift) % self.partitions
+
     def destination(self, exchange: Exchange, event: Mapping[str, Any]) -> int | None:
         """The partition an event goes to over ``exchange`` (``None``: it stays where it is)."""
         if exchange.kind == "shuffle" and exchange.key is not None:
-            return self.ranges.partition_of(exchange.key.key(event))
+            return self.partition_of(exchange.key, exchange.key.key(event))
         if exchange.kind == "gather" and exchange.group is not None:
             return self.group_at(exchange.group)
         return None
 
-    def source_partition(self, stream: str, seq: int) -> int:
-        """The partition that makes source event ``seq`` of ``stream`` (its message key's)."""
-        return self.ranges.partition_of(MESSAGE.key({"src": stream, "seq": seq}))
+    def source_partition(self, stream: str, seq: int, shift: int = 0) -> int:
+        """The partition that makes source event ``seq`` of ``stream`` (its message key's;
+        ``shift``: a replica source's level)."""
+        return (self.ranges.partition_of(MESSAGE.key({"src": stream, "seq": seq})) + shift
+                ) % self.partitions
 
 
 def _shapes_out(type_name: str, shapes: frozenset[str]) -> frozenset[str]:
@@ -492,8 +397,10 @@ def plan_split(tasks: Sequence[Mapping[str, Any]], ranges: KeyRanges | int, *,
         for p in t["parents"]:
             if p not in steps:
                 raise SparkRuntimeError(f"reads {p}, which is not listed before it", task=tid)
+        level = replica_level(tid) if t.get("replica_of") else 0
         if t["kind"] == "source":
-            steps[tid] = Step(tid, "source", (), Layout(key=MESSAGE), 0)
+            steps[tid] = Step(tid, "source", (), Layout(key=KeySpec(MESSAGE.attrs, shift=level)),
+                              0)
             shapes[tid] = frozenset({BARE})
             continue
         parents = [steps[p] for p in t["parents"]]
@@ -503,14 +410,14 @@ def plan_split(tasks: Sequence[Mapping[str, Any]], ranges: KeyRanges | int, *,
         role: Role = "gathered" if ts.role in ("gathered", "source") else ts.role
         key: KeySpec | None = None
         if role == "keyed":
-            key = KeySpec(ts.group_by)
+            key = KeySpec(ts.group_by, shift=level)
             if "obs" in ts.group_by and MSG in ins:
                 if ts.fields is None or len(ts.fields) != 1:
                     role, key = "gathered", None  # a message touches several series
                 elif ts.group_by == ("obs",) and ins == {MSG}:
                     role, key = "gathered", None  # one series: splitting it gains nothing
                 else:
-                    key = KeySpec(ts.group_by, next(iter(ts.fields)))
+                    key = KeySpec(ts.group_by, next(iter(ts.fields)), level)
         group = None
         if role == "gathered":
             group = next((p.layout.group for p in parents if p.layout.group is not None), tid)
@@ -524,13 +431,32 @@ def plan_split(tasks: Sequence[Mapping[str, Any]], ranges: KeyRanges | int, *,
         else:
             layout = _carried(typ, [p.layout for p in parents], ins)
         steps[tid] = Step(tid, role, inputs, layout, stage, key, group, ts.state_map)
-    # groups are named by their first task, whatever their partition: place them last
+    return SplitPlan(tuple(steps.values()), kr, _place_groups(steps, kr, groups or {}))
+
+
+def _place_groups(steps: Mapping[str, Step], kr: KeyRanges, groups: Mapping[str, int],
+                  ) -> tuple[tuple[str, int], ...]:
+    """Groups (named by their first task) stay where ``groups`` had them, a new one goes to
+    the emptiest partition; a replica's group goes where :func:`replicas_apart` puts it."""
     named = list(dict.fromkeys(s.group for s in steps.values() if s.group is not None))
-    placed = {g: p for g, p in (groups or {}).items() if g in named and 0 <= p < kr.partitions}
+    placed = {g: p for g, p in groups.items() if g in named and 0 <= p < kr.partitions}
     for g in named:
         if g not in placed:
             placed[g] = emptiest(placed.values(), kr.partitions)
-    return SplitPlan(tuple(steps.values()), kr, tuple(sorted(placed.items())))
+    return tuple(sorted(replicas_apart(placed, steps, kr.partitions).items()))
+
+
+def replicas_apart(groups: Mapping[str, int], steps: Mapping[str, Step], n: int,
+                   ) -> dict[str, int]:
+    """``groups`` with each replica's group at its primary's group's partition plus its
+    level (mod ``n``), wherever moves put either: a replica's group is named by its first
+    task, a replica whose primary heads the primary's group (their DAGs are copies)."""
+    out = dict(groups)
+    for g in groups:
+        base, level = g.rpartition(REPLICA_MARK)[0], replica_level(g)
+        if level and base in steps and steps[base].group in out:
+            out[g] = (out[str(steps[base].group)] + level) % n
+    return out
 
 
 def emptiest(taken: Iterable[int], partitions: int) -> int:

@@ -344,9 +344,11 @@ class SplitBatches:
     """What a split engine keeps between batches (issue 22): the current layout, each batch's
     pinned one (:class:`LayoutLog`), the plan of the last deployment version, and the measured
     load per key range and per group that the rebalance reads. The engine calls these under
-    its lock, except :meth:`plan` (the handler's thread only)."""
+    its lock, except :meth:`plan` (the handler's thread only). ``copies``: K+1 under
+    ``--k-safe K``, the fewest partitions that keep a key's copies apart."""
 
-    def __init__(self, directory: str | Path, partitions: int) -> None:
+    def __init__(self, directory: str | Path, partitions: int, copies: int = 1) -> None:
+        self.copies = copies
         self.layouts = LayoutLog(directory)
         self.layout = SplitLayout.even(partitions)
         self._plans: dict[tuple[int, SplitLayout, tuple[str, ...]], SplitPlan] = {}
@@ -381,6 +383,9 @@ class SplitBatches:
     def resplit(self, partitions: int) -> int:
         """Over ``partitions`` shards from the next batch
         (:func:`~reuse.runtime.engines.shared.split_moves.resplit`): the moves made."""
+        if partitions < self.copies:
+            raise SparkRuntimeError(f"--k-safe {self.copies - 1} needs at least {self.copies} "
+                                    f"partitions (a key's copies sit apart), not {partitions}")
         new, moves = resplit(self.layout.plan(self.tasks), partitions)
         self.layout = SplitLayout.of(new)
         self.range_cpu, self.group_cpu = {}, {}

@@ -12,12 +12,14 @@ from dataclasses import replace
 from typing import Any
 
 from reuse.runtime import SparkRuntimeError
+from reuse.runtime.engines.shared.deploy import replica_level
 from reuse.runtime.engines.shared.split import (
     GroupMove,
     RangeMove,
     SplitAction,
     SplitPlan,
     emptiest,
+    replicas_apart,
 )
 
 __all__ = ["rebalance", "resplit", "split_states", "merge_states", "move_states"]
@@ -83,7 +85,13 @@ def rebalance(plan: SplitPlan, cpu: Mapping[int, float], *,
     gat = dict(plan.groups)
     gat.update((m.group, m.dst) for m in moves if isinstance(m, GroupMove))
     return replace(plan, ranges=plan.ranges.moved(m for m in moves if isinstance(m, RangeMove)),
-                   groups=tuple(sorted(gat.items()))), moves
+                   groups=_apart(plan, gat, n)), moves
+
+
+def _apart(plan: SplitPlan, groups: dict[str, int], n: int) -> tuple[tuple[str, int], ...]:
+    """A replica's group follows its primary's (:func:`replicas_apart`), over ``n``."""
+    by_id = {s.task: s for s in plan.steps}
+    return tuple(sorted(replicas_apart(groups, by_id, n).items()))
 
 
 def _greedy_moves(owner: list[int], gat: dict[str, int], cpu: Mapping[int, float],
@@ -97,7 +105,8 @@ def _greedy_moves(owner: list[int], gat: dict[str, int], cpu: Mapping[int, float
         lo = min(range(n), key=lambda p: (load[p], p))
         items: list[tuple[float, int | str]] = [
             (cpu.get(r, 0.0), r) for r, p in enumerate(owner) if p == hi]
-        items += [(gcpu.get(g, 0.0), g) for g, p in sorted(gat.items()) if p == hi]
+        items += [(gcpu.get(g, 0.0), g) for g, p in sorted(gat.items())
+                  if p == hi and not replica_level(g)]  # a replica's group follows its primary's
         best: tuple[float, float, int | str] | None = None
         for w, item in items:
             # the two loads end closer (so the sum of squared loads falls and this ends);
@@ -129,7 +138,7 @@ def resplit(plan: SplitPlan, partitions: int) -> tuple[SplitPlan, list[SplitActi
         if p >= partitions:
             gat[g] = emptiest(gat.values(), partitions)
             out.append(GroupMove(g, p, gat[g]))
-    return SplitPlan(plan.steps, ranges, tuple(sorted(gat.items()))), out
+    return SplitPlan(plan.steps, ranges, _apart(plan, gat, partitions)), out
 
 
 # --- state ----------------------------------------------------------------------------------------
@@ -143,11 +152,11 @@ def split_states(plan: SplitPlan, states: Mapping[str, Any]) -> list[dict[str, A
     out: list[dict[str, Any]] = [{} for _ in range(plan.partitions)]
     for tid, state in states.items():
         s = plan.step(tid)
-        if s.role == "keyed":
+        if s.role == "keyed" and s.key is not None:  # a keyed step has its key
             rest = {k: v for k, v in state.items() if k != s.state_map}
             parts: list[dict[str, Any]] = [{} for _ in range(plan.partitions)]
             for key, val in state[s.state_map].items():
-                parts[plan.ranges.partition_of(key)][key] = val
+                parts[plan.partition_of(s.key, key)][key] = val
             for p in range(plan.partitions):
                 out[p][tid] = {**rest, s.state_map: parts[p]}
         elif s.role == "gathered" and s.group is not None:

@@ -87,7 +87,8 @@ from reuse.runtime.common.execution import source_event
 from reuse.runtime.common.planners import stream_events_name
 from reuse.runtime.common.predicates import predicate_groups
 from reuse.runtime.common.window import KEY, SEQ, no_gc, run_window
-from reuse.runtime.engines.shared.split import Exchange, SplitPlan, Step
+from reuse.runtime.engines.shared.routing import Router
+from reuse.runtime.engines.shared.split import MESSAGE, Exchange, SplitPlan, Step
 
 __all__ = ["Parcel", "StageOut", "SplitBatch", "stage_count", "run_stage", "encode_outbox",
            "decode_parcels", "same_parcels", "run_split"]
@@ -170,45 +171,6 @@ def _only_shuffle(plan: SplitPlan) -> dict[str, Any]:
                 kinds.setdefault(ex.parent, set()).add((ex.kind, ex.key, ex.group))
     return {t: next(iter(k))[1] for t, k in kinds.items()
             if len(k) == 1 and next(iter(k))[0] == "shuffle"}
-
-
-class _Router:
-    """Partitions of events over exchanges, one key hash per distinct key in a call."""
-
-    def __init__(self, plan: SplitPlan) -> None:
-        self.plan = plan
-        self.memo: dict[str, int] = {}
-
-    def partition(self, ex: Exchange, event: Mapping[str, Any]) -> int:
-        if self.plan.partitions == 1:
-            return 0
-        if ex.kind == "gather" and ex.group is not None:
-            return self.plan.group_at(ex.group)
-        if ex.key is None:
-            raise SparkRuntimeError(f"edge from {ex.parent} is {ex.kind} without a key")
-        key = ex.key.key(event)
-        p = self.memo.get(key)
-        if p is None:
-            p = self.memo[key] = self.plan.ranges.partition_of(key)
-        return p
-
-    def to(self, ex: Exchange) -> Callable[[Mapping[str, Any]], int]:
-        """:meth:`partition` over one exchange, as a function of the event (the checks and
-        the branches done once, not per event)."""
-        if self.plan.partitions == 1 or ex.kind != "shuffle":
-            p = self.partition(ex, {})
-            return lambda _: p
-        if ex.key is None:
-            raise SparkRuntimeError(f"edge from {ex.parent} is {ex.kind} without a key")
-        key, memo, of = ex.key.key, self.memo, self.plan.ranges.partition_of
-
-        def at(event: Mapping[str, Any]) -> int:
-            k = key(event)
-            p = memo.get(k)
-            if p is None:
-                p = memo[k] = of(k)
-            return p
-        return at
 
 
 def run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, partition: int,
@@ -306,7 +268,7 @@ def _run_stage(tasks: Sequence[Mapping[str, Any]], plan: SplitPlan, stage: int, 
     received: dict[str, list[Parcel]] = {}
     for pc in inbox:
         received.setdefault(pc.task, []).append(pc)
-    later, (full, index), route = _later_edges(plan, stage), _tags(plan), _Router(plan)
+    later, (full, index), route = _later_edges(plan, stage), _tags(plan), Router(plan)
     full |= {m for g in members if set(g) & full for m in g}  # a group's outputs: one form
     ranges: Counter[int] = Counter()
     outbox: dict[int, list[Parcel]] = {}
@@ -354,7 +316,7 @@ class _StageInputs:
     index: frozenset[str]
     local: frozenset[str]
     only: Mapping[str, Any]
-    route: _Router
+    route: Router
 
     def pool(self, ex: Exchange, outputs: Mapping[str, list[Any]]) -> tuple[list[Any], bool]:
         """One input's events in their parent's order (restricted to what this partition
@@ -410,11 +372,12 @@ def _source(plan: SplitPlan, t: Mapping[str, Any], a: int, b: int, p: int, t0: i
     """The source events of ``[a, b)`` whose message key partition ``p`` owns."""
     stream = t["stream"]
     whole = plan.partitions == 1
+    shift = (plan.step(t["id"]).layout.key or MESSAGE).shift  # a replica source's level
     if feed is not None:
         return [ev for ev in feed(stream_events_name(stream), a, b)
-                if whole or plan.source_partition(stream, ev["seq"]) == p]
+                if whole or plan.source_partition(stream, ev["seq"], shift) == p]
     return [source_event(stream, t["type"], seq, t0, rate, data_dir)
-            for seq in range(a, b) if whole or plan.source_partition(stream, seq) == p]
+            for seq in range(a, b) if whole or plan.source_partition(stream, seq, shift) == p]
 
 
 def _count_keys(plan: SplitPlan, step: Step, events: list[Event], p: int,
@@ -424,14 +387,14 @@ def _count_keys(plan: SplitPlan, step: Step, events: list[Event], p: int,
     per_key = Counter(map(step.key.key, events))
     for key, n in per_key.items():
         r = plan.ranges.range_of(key)
-        if plan.ranges.owner[r] != p:
+        if (plan.ranges.owner[r] + step.key.shift) % plan.partitions != p:
             raise SparkRuntimeError(f"takes key {key!r} in partition {p}, which does not own it",
                                     task=step.task)
         ranges[r] += n
 
 
 def _address(out: list[Any], tagged: bool, edges: list[Exchange], p: int, tid: str,
-             route: _Router, outbox: dict[int, list[Parcel]]) -> None:
+             route: Router, outbox: dict[int, list[Parcel]]) -> None:
     """Put a task's outputs in the parcels of the partitions later consumers read them in
     (each event once per partition, whatever the number of edges that send it there)."""
     const = {p if ex.kind == "forward" else route.partition(ex, {}) for ex in edges
@@ -458,7 +421,7 @@ def _address(out: list[Any], tagged: bool, edges: list[Exchange], p: int, tid: s
         outbox.setdefault(d, []).append(Parcel(p, tid, items, tagged))
 
 
-def _carried(pc: Parcel, edges: list[Exchange], p: int, route: _Router) -> list[Any]:
+def _carried(pc: Parcel, edges: list[Exchange], p: int, route: Router) -> list[Any]:
     """The items of a received parcel that a later stage of this partition reads."""
     for ex in edges:
         if ex.kind == "forward" and pc.origin == p:

@@ -13,6 +13,7 @@ from reuse.core.paths import riotbench_dir
 from reuse.runtime.engines.shared.split import KeyRanges
 from reuse.runtime.engines.shared.split_batch import (
     LayoutLog,
+    SplitBatches,
     SplitLayout,
     range_loads,
     rebalanced,
@@ -68,9 +69,23 @@ def test_measured_loads_drive_the_rebalance() -> None:
     assert rebalanced(SplitLayout.of(plan), tasks, {r: 1.0 for r in range(8)}, {}) is None
 
 
+def test_a_k_safe_split_is_not_resplit_below_k_plus_1_partitions(tmp_path: Path) -> None:
+    import re
+
+    from reuse.runtime import SparkRuntimeError
+
+    batches = SplitBatches(tmp_path, 3, copies=3)
+    before = batches.layout
+    with pytest.raises(SparkRuntimeError, match=re.escape(
+            "--k-safe 2 needs at least 3 partitions (a key's copies sit apart), not 2")):
+        batches.resplit(2)
+    assert batches.layout == before
+    assert batches.resplit(4) >= 0 and batches.layout.partitions == 4
+
+
 @pytest.mark.parametrize("extra, message", [
     (["--split", "--merge", "partial"], "--split needs the shared query"),
-    (["--split", "--k-safe", "1"], "--split and --k-safe cannot be combined yet"),
+    (["--split", "--k-safe", "2", "--shards", "2"], "K=2 needs K+1=3 distinct executors"),
 ])
 def test_reuse_run_refuses_a_split_it_cannot_run_before_spark_starts(
         refused_run: Any, extra: list[str], message: str) -> None:

@@ -7,6 +7,10 @@ stateful tasks (Kalman, regression, block averages, distinct counts) run in both
 for its keys. Mid-trace: B's removal (unmerge), a re-split onto 3 shards (the shared query restarts from its checkpoint
 with 3 partitions; ranges move) and an abrupt restart. Every sink's
 outputs must equal the reference execution's, and no task may output outside its window.
+
+With k-safety in shards (``--split --k-safe 1 --replicate-min-users 1``, issue 32): every task
+has a replica, split by key range one partition after its primary's; each replica's records
+must equal the reference's for its primary over the replica's own window.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from typing import Any
 import pytest
 
 from reuse.runtime import SparkRuntimeError
-from reuse.runtime.accounting import account, leaked_records
+from reuse.runtime.accounting import account, leaked_records, replica_account
+from reuse.runtime.engines.shared.deploy import REPLICA_MARK
 from reuse.runtime.engines.shared.engine import InplaceRuntime
 from reuse.runtime.spec import RunSpec
 from reuse.testing import riot_flows
@@ -49,7 +54,8 @@ def run(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("split")
     flows = riot_flows("stats-sys", "clean-kalman-sys", "clean-sys")
     rt = InplaceRuntime(spark, RunSpec.of(root=root, shards=2, rate=RATE, trigger_s=1.0,
-                                          limit=LIMIT, split=True, rebalance_s=0),
+                                          limit=LIMIT, split=True, rebalance_s=0, k_safe=1,
+                                          replicate_min_users=1),
                         t0_ms=int(time.time() * 1000) + 500)
     try:
         # the sources are held at each cut until its operation is enacted (a loaded machine
@@ -82,6 +88,7 @@ def run(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     batches = [json.loads(x) for x in (root / "batches.jsonl").read_text().splitlines()]
     layouts = sorted((root / "ckpt" / "shared" / "layout").glob("*.json"))
     return {"acc": account(root, ledger, LIMIT), "leaks": leaked_records(root, ledger, LIMIT),
+            "replicas": replica_account(root, ledger, LIMIT),
             "ledger": ledger, "batches": batches, "layouts": layouts, "root": root}
 
 
@@ -93,6 +100,17 @@ def test_split_outputs_equal_the_reference(run: dict[str, Any]) -> None:
         assert (a["lost"], a["duplicated"]) == (0, 0), (dag, a)
     assert acc["clean-kalman-sys"]["window"] == [160, 260]
     assert run["leaks"] == {}
+
+
+def test_each_replica_of_a_split_running_dag_outputs_its_primarys_records(
+        run: dict[str, Any]) -> None:
+    reps = run["replicas"]
+    # every sink of the three dataflows had a replica (U = 1), B's from its submit to its removal
+    assert {r["of"] for r in reps.values()} == {
+        t for t, d in run["ledger"]["tasks"].items()
+        if d["kind"] == "sink" and REPLICA_MARK not in t}
+    for r, a in reps.items():
+        assert a["expected"] > 0 and (a["lost"], a["duplicated"]) == (0, 0), (r, a)
 
 
 def test_one_running_dag_runs_in_every_shard(run: dict[str, Any]) -> None:
@@ -124,8 +142,8 @@ def test_each_batch_pins_its_layout(run: dict[str, Any]) -> None:
 
 
 def test_split_refuses_what_it_cannot_run(spark: Any, tmp_path: Path) -> None:
-    with pytest.raises(SparkRuntimeError, match="--split and --k-safe"):
-        RunSpec.of(root=tmp_path, shards=2, split=True, k_safe=1)
+    with pytest.raises(SparkRuntimeError, match="K=2 needs K\\+1=3 distinct executors"):
+        RunSpec.of(root=tmp_path, shards=2, split=True, k_safe=2)
     rt = InplaceRuntime(spark, RunSpec.of(root=tmp_path / "b", shards=2, split=True))
     with pytest.raises(SparkRuntimeError, match="moves key ranges"):
         rt.move("x", 1)
