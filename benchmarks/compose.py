@@ -82,10 +82,6 @@ def refusal(row: dict[str, str]) -> tuple[str, str] | None:
     from reuse.runtime.refusals import REFUSED
     from reuse.runtime.spec import RunSpec
 
-    if row["front"] == "engine" and row["safety"] == "apps" and row["life"] == "death":
-        return "not built", ("Engine.resume does not take up a live engine across applications "
-                             "(a trace's run across applications resumes with reuse run "
-                             "--resume)")
     try:
         RunSpec.of(**spec_kwargs(row))
     except ReuseError as exc:

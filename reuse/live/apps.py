@@ -17,9 +17,16 @@ driven by calls instead of a trace. What differs from the one-application engine
   :meth:`AppsEngine.run_trace` (like ``reuse run``) ends with the run, checked, and
   :meth:`AppsEngine.stop` stops it unchecked. A dead instance is replaced while the engine
   runs (a background thread watches them every ``poll_s``), as in ``reuse run``.
-- Not here: the view, per-task metrics (the tasks run in K+1 other processes; ``metrics``
-  gives the counts and the instances), and ``Engine.resume`` (a coordinator's death is
-  ``reuse run --resume``'s for a trace's run).
+- **A resume takes over the instances.** The process driving this engine is the run's
+  coordinator; when it dies the instances run on, following the journal, and
+  ``Engine.resume(root)`` (which hands a run directory holding ``apps.json`` to
+  :meth:`AppsEngine.resume`) adopts the run's Redis and the live instances by PID, as
+  ``reuse run --resume`` does for a trace's run (:func:`reuse.runtime.apps.runs.adopt_run`),
+  and rebuilds its book-keeping by proposing every decided operation again under its own key
+  (idempotent), each submit's dataflow read back from the flow book. The settings come from
+  ``apps-live.json``, written once the instances are up.
+- Not here: the view and per-task metrics (the tasks run in K+1 other processes; ``metrics``
+  gives the counts and the instances).
 """
 
 from __future__ import annotations
@@ -28,17 +35,20 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from reuse.core.dataflow import Dataflow
-from reuse.core.errors import ReuseError
+from reuse.core.errors import ReuseError, StateError
 from reuse.core.traces import Op
 from reuse.live.engine import Engine, as_dataflow, init_signature
 from reuse.runtime.engines.contract import RemoveResult, SubmitResult
 from reuse.runtime.rows import StepRow
 from reuse.runtime.spec import RunSpec
 
-__all__ = ["AppsEngine"]
+__all__ = ["AppsEngine", "LIVE_RECORD"]
+
+#: A live engine's settings across applications, beside ``apps.json`` (what a resume reads)
+LIVE_RECORD = "apps-live.json"
 
 
 class AppsEngine(Engine):
@@ -56,10 +66,10 @@ class AppsEngine(Engine):
                  columnar: bool = True, replicas: str = "apps", catch_up: bool = True,
                  first_message_s: float = 30.0, **unused: Any) -> None:
         import tempfile
+        from dataclasses import replace
 
-        from reuse.runtime.apps.coordinator import PATIENCE_S
-        from reuse.runtime.apps.runs import RUN, cluster_workers, start_apps
-        from reuse.runtime.control.flows import FlowBook
+        from reuse.runtime.apps.runs import cluster_workers, start_apps
+        from reuse.runtime.common.files import write_json
 
         # catch_up: every instance has run a batch when start_apps returns, whatever it says
         if unused:  # the one-application engine's own settings (the view's record, ui...)
@@ -72,7 +82,20 @@ class AppsEngine(Engine):
                                replicate_min_users=replicate_min_users, split=split,
                                stall_s=stall_s, columnar=columnar,
                                first_message_s=first_message_s)
-        self.root, self.workload, self.poll_s = run_root, workload, poll_s
+        self._setup(self.spec, run_root, workload)
+        self.coord = start_apps(self._known, self.spec, workers=cluster_workers(self.spec))
+        try:
+            write_json(run_root / LIVE_RECORD, replace(
+                self.spec, dead_s=self.coord.dead_s,
+                data_dir=Path(str(self.coord.base.data_dir))).to_journal(), private=True)
+        except BaseException:
+            self.coord.close()
+            raise
+        self._start(poll_s)
+
+    def _setup(self, spec: RunSpec, root: Path, workload: str | None) -> None:
+        """The book-keeping a new engine and a resumed one start with."""
+        self.spec, self.root, self.workload = spec, root, workload
         self.lock = threading.RLock()
         self.flows: dict[str, Dataflow] = {}
         self.ops: list[Op] = []
@@ -83,10 +106,20 @@ class AppsEngine(Engine):
         self._traces = 0
         self._known: dict[str, Dataflow] = {}  # the coordinator's planner reads these
         self._streams: dict[str, list[str]] = {}  # dataflow -> its submissions' sink streams
-        self.coord = start_apps(self._known, self.spec, workers=cluster_workers(self.spec))
-        self.book = FlowBook(self.coord.base.redis, RUN, patience_s=PATIENCE_S)
         self.accounting: dict[str, Any] | None = None
         self._thread: threading.Thread | None = None
+
+    def _start(self, poll_s: float, *, replay: bool = False) -> None:
+        """The flow book, a resumed engine's replay (:meth:`_replay_journal`), and the thread that
+        watches the instances (once ``self.coord``)."""
+        from reuse.runtime.apps.coordinator import PATIENCE_S
+        from reuse.runtime.apps.runs import RUN
+        from reuse.runtime.control.flows import FlowBook
+
+        self.poll_s = poll_s
+        self.book = FlowBook(self.coord.base.redis, RUN, patience_s=PATIENCE_S)
+        if replay:
+            self._replay_journal()
         if poll_s > 0:
             self._thread = threading.Thread(target=self._loop, name="reuse-live-apps",
                                             daemon=True)
@@ -192,9 +225,68 @@ class AppsEngine(Engine):
                          "applications (metrics() gives the counts)")
 
     @classmethod
-    def resume(cls, root: str | Path, **kwargs: Any) -> Engine:
-        raise ReuseError("a live engine across applications is not resumed (a trace's run "
-                         "across applications is: reuse run --resume)", file=str(root))
+    def resume(cls, root: str | Path, *, master: str | None = None, poll_s: float = 0.5,
+               workload: str | None = "riot", ui: bool = False,
+               catch_up: bool = True) -> Engine:
+        """The engine of a run across applications whose driving process (its coordinator)
+        died, driving its instances again (see the module docstring). ``master`` must be
+        ``None`` (the instances keep theirs); ``ui`` and ``catch_up`` do not apply (no view;
+        the instances never stopped).
+
+        Raises
+        ------
+        ReuseError
+            A directory that holds no such engine (its records, or one of them unreadable),
+            a trace's run across applications (finish it with ``reuse run --resume``), or a
+            journaled submit whose dataflow the flow book lacks: one line naming the file.
+        """
+        from reuse.runtime.apps.runs import BASE_SPEC, RUN_RECORD, adopt_run, read_record
+
+        where = Path(root).resolve()
+        if master is not None:
+            raise ReuseError("an engine across applications resumes on its instances' "
+                             f"master, not {master}", file=str(where))
+        if (where / RUN_RECORD).exists():
+            raise StateError("holds a reuse run's trace across applications, not a live "
+                             "engine's: finish it with reuse run --resume", file=str(where))
+        rec, apps, base_d = (read_record(p) for p in (where / LIVE_RECORD, where / "apps.json",
+                                                      where / "apps" / BASE_SPEC))
+        if not isinstance(rec, dict) or not isinstance(apps, dict) or not isinstance(base_d,
+                                                                                      dict):
+            raise StateError(f"holds no live engine across applications ({LIVE_RECORD}, "
+                             f"apps.json and apps/{BASE_SPEC})", file=str(where))
+        spec = RunSpec.from_journal(rec, file=str(where / LIVE_RECORD))
+        eng = cast(AppsEngine, cls.__new__(cls))
+        eng._setup(spec, where, workload)
+        eng.coord = adopt_run(where, spec, apps, base_d, eng._known, None)
+        try:
+            eng._start(poll_s, replay=True)
+        except BaseException:
+            eng.coord.close()
+            raise
+        return eng
+
+    def _replay_journal(self) -> None:
+        """Propose every decided submit and remove again under its key (the journal keeps
+        its cut), so the coordinator's planner, the streams and this engine's calls are as
+        before the death; new keys continue after the dead engine's."""
+        import re
+
+        for o in self.coord.oplog.ops():
+            if o.op not in ("submit", "remove"):
+                continue  # an instance's join, the stop
+            flow = self.book.get(o.key) if o.op == "submit" else None
+            if o.op == "submit" and flow is None:
+                raise StateError(f"the submit of {o.dag} ({o.key}) has no dataflow in the "
+                                 "run's flow book", file=str(self.root / "apps.json"))
+            self._propose(o.op, flow, o.dag, o.key)
+            self.ops.append(Op(o.op, o.dag))
+            if flow is not None:
+                self.flows[o.dag] = flow
+            if m := re.fullmatch(r"live-(\d+)", o.key):
+                self._keys = max(self._keys, int(m[1]))
+            elif m := re.fullmatch(r"t(\d+)-step-\d+", o.key):
+                self._traces = max(self._traces, int(m[1]))
 
     def run_trace(self, ops: Sequence[Op], flows: Mapping[str, Dataflow], *,
                   step_seconds: float = 10.0, check: bool = True,

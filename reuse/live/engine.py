@@ -219,7 +219,9 @@ class Engine:
                catch_up: bool = True) -> Engine:
         """The engine of a run directory whose driver died, running again: the settings it was
         started with, its dataflows at their journaled cuts, its query from its checkpoint.
-        ``master``: another Spark master than the journal's (``None``: the same).
+        ``master``: another Spark master than the journal's (``None``: the same). A directory
+        of a live engine across applications (it holds ``apps.json``) is resumed by
+        :meth:`reuse.live.apps.AppsEngine.resume`.
 
         Raises
         ------
@@ -228,6 +230,10 @@ class Engine:
             with ``reuse run --resume``), or a damaged journal: one line naming the file,
             before anything starts.
         """
+        if cls is Engine and (Path(root) / "apps.json").exists():  # across applications
+            sub = next(s for s in Engine.__subclasses__() if s.replicas_kind == "apps")
+            return sub.resume(root, master=master, poll_s=poll_s, workload=workload, ui=ui,
+                              catch_up=catch_up)
         state = load_journal(root)
         file = str(Path(root) / JOURNAL)
         if "ops" in state.start:

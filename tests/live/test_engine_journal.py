@@ -28,6 +28,24 @@ def test_resume_refuses_a_directory_without_a_live_engines_journal(tmp_path: Pat
     assert "\n" not in str(err.value)
 
 
+def test_a_resume_across_applications_refuses_what_it_cannot_take_up(tmp_path: Path) -> None:
+    """A directory with an ``apps.json`` is handed to ``AppsEngine.resume``: without the live
+    engine's record, with a trace's record (``reuse run --resume``'s) or with another master,
+    one line naming the directory, and nothing started (no Redis folder)."""
+    import json
+
+    (tmp_path / "apps.json").write_text(json.dumps({"instances": [], "replacements": []}))
+    with pytest.raises(ReuseError, match="holds no live engine across applications") as err:
+        Engine.resume(tmp_path)
+    assert str(tmp_path) in str(err.value) and "\n" not in str(err.value)
+    with pytest.raises(ReuseError, match="resumes on its instances' master"):
+        Engine.resume(tmp_path, master="local[1]")
+    (tmp_path / "apps-run.json").write_text("{}")
+    with pytest.raises(ReuseError, match="finish it with reuse run --resume"):
+        Engine.resume(tmp_path)
+    assert not (tmp_path / "redis").exists()
+
+
 def test_across_applications_bad_settings_are_refused_before_anything_starts(
         tmp_path: Path) -> None:
     with pytest.raises(ReuseError, match="needs --k-safe K >= 1"):

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from reuse.runtime.engines.shared.broker_input import BrokerInput
 
 __all__ = ["apps_run", "cluster_workers", "resume_apps", "start_apps", "trace_steps",
-           "finish_run", "RUN_RECORD", "BASE_SPEC", "RUN"]
+           "finish_run", "adopt_run", "read_record", "RUN_RECORD", "BASE_SPEC", "RUN"]
 
 RUN = "run"  # the control plane's run name: the run's Redis is its own
 #: The start record of a run across applications: its dataflows, trace and spec (for --resume).
@@ -202,15 +202,13 @@ def resume_apps(root: str | os.PathLike[str], *,
         nothing was run: start a new run), or a record is unreadable; one line, nothing
         started.
     """
-    from urllib.parse import urlparse
 
     from reuse.core.dataflow import parse_dataflow
     from reuse.core.errors import StateError
-    from reuse.runtime.dataplane.redis_bus import start_redis
 
     root = Path(root).resolve()
     record = root / RUN_RECORD
-    rec, apps, base_d = (_read_record(p) for p in (record, root / "apps.json",
+    rec, apps, base_d = (read_record(p) for p in (record, root / "apps.json",
                                                    root / "apps" / BASE_SPEC))
     if not isinstance(rec, dict) or not isinstance(apps, dict) or not isinstance(base_d, dict):
         raise StateError(f"holds no complete run across applications ({RUN_RECORD}, apps.json "
@@ -220,20 +218,57 @@ def resume_apps(root: str | os.PathLike[str], *,
     try:
         flows = {f.id: f for f in (parse_dataflow(d) for d in rec["flows"])}
         ops = [Op(str(o), str(d)) for o, d in rec["ops"]]
-        base = InstanceSpec.from_dict(base_d)
-        port = urlparse(base.redis).port
         check_trace(ops, flows, file=str(record))
     except (KeyError, TypeError, ValueError) as exc:
         raise StateError(f"start record is incomplete ({type(exc).__name__}: {exc})",
                          file=str(record)) from None
+    done = [cast(StepRow, {k: v for k, v in r.items() if k != "replicated_streams"})
+            for r in read_jsonl(root / "rows.jsonl")]
+    coord = adopt_run(root, spec, apps, base_d, flows, progress)
+    try:
+        decided = {o.key for o in coord.oplog.sync(0)[1]}
+        for n, op in enumerate(ops, 1):
+            if f"step-{n}" in decided:
+                coord.propose(op.op, op.dag, key=f"step-{n}")
+        coord.consumer.read(sorted(coord.streams))  # the view so far, not this step's outputs
+        if progress:
+            progress(f"resumed at step {len(done) + 1} of {len(ops)}: "
+                     f"{len(coord.live())} instance(s) adopted "
+                     + ", ".join(f"{c.spec.id} pid {c.pid}" for c in coord.live()))
+        rows = done + trace_steps(coord, ops, spec.step_seconds, on_step, progress,
+                                  first=len(done) + 1)
+        return finish_run(coord, rows, check=spec.check)
+    finally:
+        coord.close()
+
+
+def adopt_run(root: Path, spec: RunSpec, apps: Mapping[str, Any], base_d: Mapping[str, Any],
+              flows: Mapping[str, Dataflow], progress: Callable[[str], None] | None,
+              ) -> Coordinator:
+    """The coordinator of a run across applications whose coordinator died, taking over what
+    it left (``apps``: its ``apps.json``; ``base_d``: the instances' base spec): its Redis,
+    adopted if it still runs, else started again from its file on its port; a broker-fed
+    run's ingest, taking its MQTT session over; the live instances by PID. Both fronts use it:
+    ``reuse run --resume`` (:func:`resume_apps`) and a live engine's resume
+    (:meth:`reuse.live.apps.AppsEngine.resume`), whose ``flows`` it fills as it re-proposes.
+    A record that cannot be read is one line (:class:`StateError`), before anything starts."""
+    from urllib.parse import urlparse
+
+    from reuse.core.errors import StateError
+    from reuse.runtime.dataplane.redis_bus import start_redis
+
+    try:
+        base = InstanceSpec.from_dict(dict(base_d))
+        port = urlparse(base.redis).port
+    except (KeyError, TypeError, ValueError) as exc:
+        raise StateError(f"cannot be read ({type(exc).__name__}: {exc})",
+                         file=str(root / "apps" / BASE_SPEC)) from None
     try:
         recorded = recorded_instances(root, apps)
         events = [dict(e) for e in apps["replacements"]]
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise StateError(f"cannot be read ({type(exc).__name__}: {exc})",
                          file=str(root / "apps.json")) from None
-    done = [cast(StepRow, {k: v for k, v in r.items() if k != "replicated_streams"})
-            for r in read_jsonl(root / "rows.jsonl")]
     meter = CpuMeter().start()
     broker = start_redis(root / "redis", port, password=run_secret(root, "redis"),
                          durable=True, adopt=True)
@@ -250,20 +285,10 @@ def resume_apps(root: str | os.PathLike[str], *,
     coord.keep(broker, feed)
     try:
         coord.adopt(recorded, events)
-        decided = {o.key for o in coord.oplog.sync(0)[1]}
-        for n, op in enumerate(ops, 1):
-            if f"step-{n}" in decided:
-                coord.propose(op.op, op.dag, key=f"step-{n}")
-        coord.consumer.read(sorted(coord.streams))  # the view so far, not this step's outputs
-        if progress:
-            progress(f"resumed at step {len(done) + 1} of {len(ops)}: "
-                     f"{len(coord.live())} instance(s) adopted "
-                     + ", ".join(f"{c.spec.id} pid {c.pid}" for c in coord.live()))
-        rows = done + trace_steps(coord, ops, spec.step_seconds, on_step, progress,
-                                  first=len(done) + 1)
-        return finish_run(coord, rows, check=spec.check)
-    finally:
+    except BaseException:
         coord.close()
+        raise
+    return coord
 
 
 def _feed_input(root: Path, spec: RunSpec, bus_url: str, *, resume: bool) -> BrokerInput | None:
@@ -283,7 +308,7 @@ def _feed_input(root: Path, spec: RunSpec, bus_url: str, *, resume: bool) -> Bro
                        resume=resume)
 
 
-def _read_record(path: Path) -> Any:
+def read_record(path: Path) -> Any:
     """A JSON file of the run (``None``: absent); a torn or unreadable one is one line."""
     from reuse.core.errors import StateError
 

@@ -24,7 +24,7 @@ from reuse.runtime.common.files import write_text
 from reuse.runtime.common.redis_client import shown_url
 from reuse.runtime.dataplane.bus import RedisBus
 
-__all__ = ["Broker", "start_redis", "free_port", "shown_url"]
+__all__ = ["Broker", "start_redis", "stop_orphan", "free_port", "shown_url"]
 
 
 @dataclass
@@ -171,7 +171,7 @@ def _start(exe: str, d: Path, port: int, durable: bool, password: str | None,
     if durable:
         orphan = _adoptable(d / "redis.pid", port, password) if adopt else None
         if orphan is None:
-            _stop_orphan(d / "redis.pid")
+            stop_orphan(d / "redis.pid")
         keep = ["--appendonly", "yes", "--appendfsync", "always", "--pidfile",
                 str(d / "redis.pid")]
     config: list[str] = []
@@ -247,9 +247,10 @@ def _adoptable(pidfile: Path, port: int, password: str | None) -> Running | None
     return Running(proc)
 
 
-def _stop_orphan(pidfile: Path) -> None:
+def stop_orphan(pidfile: Path) -> None:
     """Stop the redis-server whose pid ``pidfile`` holds, if it still runs (SIGTERM: it
-    finishes its append-only file), and wait for it."""
+    finishes its append-only file), and wait for it. Public for what must clean up after a
+    run whose driver died before stopping its durable Redis (a failed test's ``finally``)."""
     import psutil
 
     try:

@@ -129,6 +129,7 @@ def test_a_killed_driver_pauses_no_output_and_a_replacement_joins_warm(
         pytest.skip(missing("redis", "redis-server is not installed"))
     from reuse.runtime.apps.coordinator import Coordinator
     from reuse.runtime.apps.runs import resume_apps
+    from reuse.runtime.dataplane.redis_bus import stop_orphan
 
     root = tmp_path / "run"
     killed: dict[str, Any] = {}
@@ -187,6 +188,8 @@ def test_a_killed_driver_pauses_no_output_and_a_replacement_joins_warm(
                 pass
         if "thread" in killed:
             killed["thread"].join(timeout=5)
+        # the run's durable Redis outlives a coordinator killed before the resume stops it
+        stop_orphan(root / "redis" / "redis.pid")
 
     apps = json.loads((root / "apps.json").read_text())
     by_id = {i["id"]: i for i in apps["instances"]}
