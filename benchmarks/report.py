@@ -302,6 +302,35 @@ def _rates_issue35(raws: list[Any]) -> str:
             + "\n\nBy the spread rule (`reuse.runtime.spread.compare`):\n\n" + "\n".join(lines))
 
 
+def _cores_latency(raws: list[Any]) -> str:
+    """Issue 35, item 5: cores against latency per trigger (``/triggerS`` modes), Default and
+    Reuse, at each rate: one row per (rate, mode, trigger), the runs' median [min, max]."""
+    raw = raws[0]
+    rows = []
+    for rate in sorted({float(c["rate"]) for c in raw["cells"]}):
+        for mode in sorted(_modes(raw), key=lambda m: (m.split("/")[0],
+                                                      float(m.rpartition("trigger")[2]))):
+            cells = _cells(raw, mode, rate)
+            if not cells:
+                continue
+            p50 = [c["p50_ms"] / 1000 for c in cells if c["p50_ms"] is not None]
+            p99 = [c["p99_ms"] / 1000 for c in cells if c["p99_ms"] is not None]
+            rows.append([f"{rate:g}", mode.split("/")[0], f"{float(cells[0]['trigger_s']):g}",
+                         str(cells[0]["running_tasks"]),
+                         _spread([float(c["cores"]) for c in cells]),
+                         _spread(p50, 2) if p50 else "-", _spread(p99, 2) if p99 else "-",
+                         f"{sum(1 for c in cells if c['sustained'])} of {len(cells)}"])
+    table = _table(["rate/s", "mode", "trigger (s)", "tasks", "cores", "p50 latency (s)",
+                    "p99 latency (s)", "sustained"],
+                   ["---:", "---", "---:", "---:", "---:", "---:", "---:", "---"], rows)
+    reps = int(raw["args"].get("repeat") or 1)
+    runs = f"{reps} interleaved fresh-JVM runs per cell" if reps > 1 else (
+        "one run per cell (a curve, not a decision: no spread)")
+    return (f"The RIoT SEQ peak on the shared query (columnar), {runs}, a "
+            f"{raw['args']['window']:g} s window after {raw['args']['settle']:g} s.\n\n"
+            + table)
+
+
 #: issue 11's bound on the shared query, judged against the columnar floor since issue 35
 #: ("engine costs are judged against the columnar floor from then on")
 _FLOOR_BOUND = 2.0
@@ -1348,6 +1377,7 @@ def registry() -> dict[str, Entry]:
         Entry("chaos-apps-restart", ("chaos_apps_restart.json",), _chaos_apps),
         # benchmarks/runtime_rates.py, issue 35: a latency budget at 10 events/s
         Entry("rates_pace", ("rates_pace.json",), _rates_issue35),
+        Entry("cores_latency", ("cores_latency.json",), _cores_latency),
         # benchmarks/runtime_rates.py, issue 35: the shards columnar or per event at 300/s
         Entry("rates_columnar", ("rates_columnar.json",), _rates_issue35),
         # benchmarks/limit.py --json docs/bench/floor.json: both floors (issue 35)

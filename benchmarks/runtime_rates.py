@@ -21,7 +21,9 @@ Issue 35: ``reuse-inplace/per-event`` runs the shared query's shards one event a
 default is columnar), ``reuse-inplace/budget10`` paces its replayed sources with a 10 s latency
 budget (``--latency-budget``; a batch when 1,000 seq wait or the oldest nears 10 s). With a
 budget, a rate counts as sustained against the budget: a backlog growing by at most two
-budgets' worth, and p99 latency under 1.25 budgets plus a trigger.
+budgets' worth, and p99 latency under 1.25 budgets plus a trigger. ``reuse-inplace/trigger5``
+runs with a 5 s trigger instead of ``--trigger`` (the cores-latency curve: several triggers
+interleaved in one invocation).
 
 Issue 22's scaling table: ``--master local[1]`` or ``local[2]`` (or ``spark://...``, a running
 cluster), ``--keying sensor`` (RIoT's keyed tasks per sensor instead of per field), and for the
@@ -94,6 +96,8 @@ def split_mode(mode: str) -> tuple[str, dict[str, Any]]:
     ('reuse-inplace', {'k_safe': 1, 'replicate_min_users': 2, 'replicas': 'apps'})
     >>> split_mode("reuse-inplace/per-event"), split_mode("default-inplace/budget10")
     (('reuse-inplace', {'columnar': False}), ('default-inplace', {'latency_budget_s': 10.0}))
+    >>> split_mode("reuse-inplace/trigger5")
+    ('reuse-inplace', {'trigger_s': 5.0})
     """
     mode, slash, how = mode.partition("/")
     extra: dict[str, Any] = {}
@@ -106,9 +110,11 @@ def split_mode(mode: str) -> tuple[str, dict[str, Any]]:
             extra["columnar"] = False
         elif how.startswith("budget"):
             extra["latency_budget_s"] = float(how.removeprefix("budget"))
+        elif how.startswith("trigger"):
+            extra["trigger_s"] = float(how.removeprefix("trigger"))
         else:
-            raise SparkRuntimeError(f"unknown mode suffix /{how} (/split, /apps, /per-event "
-                                    "or /budgetS)")
+            raise SparkRuntimeError(f"unknown mode suffix /{how} (/split, /apps, /per-event, "
+                                    "/budgetS or /triggerS)")
     mode, _, match = mode.partition("~")
     if match:
         extra["match"] = match
@@ -138,6 +144,7 @@ def cell(mode: str, rate: float, args: argparse.Namespace) -> dict[str, Any]:
     by_id = {f.id: f for f in flows}
     if ksafe.pop("replicas", None) == "apps":
         return apps_cell(mode, rate, args, by_id, order, pol.mode.value, ksafe)
+    trigger = float(ksafe.pop("trigger_s", args.trigger))
     spark = get_session(args.master)
     root = Path(tempfile.mkdtemp(prefix=f"rates-{mode.replace('/', '-')}-"))
     meter = CpuMeter()
@@ -147,14 +154,14 @@ def cell(mode: str, rate: float, args: argparse.Namespace) -> dict[str, Any]:
         meter.add_roots(pids(args.cluster_dir).values())
     meter.start()
     tail = SinkTail(root)
-    common = {"rate": rate, "trigger_s": args.trigger, "pi_iterations": args.pi_iterations}
+    common = {"rate": rate, "trigger_s": trigger, "pi_iterations": args.pi_iterations}
     if pol.engine == "inplace":
         rt: Any = InplaceRuntime(spark, RunSpec.of(policy=pol, root=root, **common, **ksafe,
                                                    shared_disk=not args.no_shared_disk))
     else:
         rt = Runtime(spark, RunSpec.of(policy=pol, root=root,
                                        match=ksafe.get("match", "exact"), **common))
-    out: dict[str, Any] = {"mode": mode, "rate": rate}
+    out: dict[str, Any] = {"mode": mode, "rate": rate, "trigger_s": trigger}
     try:
         rt.start_sources(sorted({f.task(s).type for f in flows for s in f.sources}))
         t_ramp = time.time()
@@ -184,9 +191,9 @@ def cell(mode: str, rate: float, args: argparse.Namespace) -> dict[str, Any]:
         out.update({"cores": round(sum(by.values()), 3), "by_process": by,
                     "outputs": n_out, "p50_ms": percentile(lat, 50), "p99_ms": p99,
                     "backlog_start": b0, "backlog_end": b1, **rt.counts(),
-                    "sustained": n_out > 0 and grew <= 2 * max(args.trigger, budget or 0) * rate
-                    and p99 is not None and p99 < (p99_limit_ms(args.trigger) if budget is None
-                                                   else 1250.0 * budget + 1000 * args.trigger)})
+                    "sustained": n_out > 0 and grew <= 2 * max(trigger, budget or 0) * rate
+                    and p99 is not None and p99 < (p99_limit_ms(trigger) if budget is None
+                                                   else 1250.0 * budget + 1000 * trigger)})
     finally:
         meter.stop()
         rt.close()

@@ -448,3 +448,30 @@ def test_window_slices_are_compared_repetition_by_repetition() -> None:
     assert "| 2 | kernel | 5, 10 |" in table and "fused lower" in table
     assert report._window_slices_verdict_of(_spread_dict([0.5, 0.6, 0.7])) == "unfused lower"
     assert report._window_slices_verdict_of(_spread_dict([1.5])) == "not decided"
+
+
+def test_the_cores_latency_curve_renders_and_draws(tmp_path: Path) -> None:
+    """Issue 35's cores-latency table (one row per rate, mode and trigger, triggers in order)
+    and its plot, from a raw file of ``runtime_rates.py`` with ``/triggerS`` modes."""
+    def cell(mode: str, rate: float, trigger: float, cores: float, p50: float) -> dict:
+        return {"mode": f"{mode}/trigger{trigger:g}", "rate": rate, "trigger_s": trigger,
+                "cores": cores, "p50_ms": p50 * 1000, "p99_ms": p50 * 2000,
+                "running_tasks": 73 if mode.startswith("reuse") else 117, "sustained": True}
+
+    cells = [cell(m, r, t, c / t, t / 2) for r in (10.0, 100.0) for t in (10.0, 2.0, 1.0)
+             for m, c in (("default-inplace", 1.0), ("reuse-inplace", 0.8))]
+    raw = {"args": {"repeat": 1, "window": 60.0, "settle": 20.0}, "cells": cells}
+    text = report._cores_latency([raw])
+    rows = [r for r in text.splitlines() if r.startswith("| 10 |")]
+    assert [r.split("|")[2:4] for r in rows][:3] == [
+        [" default-inplace ", " 1 "], [" default-inplace ", " 2 "], [" default-inplace ", " 10 "]]
+    assert "one run per cell" in text and "| 100 | reuse-inplace | 10 | 73 |" in text
+    spec = importlib.util.spec_from_file_location(
+        "plot_cores_latency", report.ROOT / "benchmarks" / "plot_cores_latency.py")
+    assert spec is not None and spec.loader is not None
+    plot = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = plot
+    spec.loader.exec_module(plot)
+    assert [p[0] for p in plot.points(raw, 10.0, "reuse-inplace")] == [1.0, 2.0, 10.0]
+    plot.draw(raw, tmp_path / "curve.png")
+    assert (tmp_path / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
