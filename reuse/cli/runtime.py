@@ -130,7 +130,8 @@ def add_parsers(subparsers: Any) -> None:
     r.add_argument("--k-safe", type=int, default=0, metavar="K",
                    help="inplace: every task used by at least U dataflows runs as K+1 active "
                         "copies in K+1 different shards, i.e. Spark tasks that run on "
-                        "different executors of a cluster with as many 1-core executors; "
+                        "different executors of a cluster with as many 1-core executors "
+                        "(with --split, copy r of each key range r partitions after its owner); "
                         "consumers de-duplicate by (seq, digest) (default 0: none)")
     r.add_argument("--replicate-min-users", type=int, default=2, metavar="U",
                    help="with --k-safe: replicate tasks used by at least U dataflows (default 2)")
