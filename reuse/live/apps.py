@@ -45,10 +45,7 @@ from reuse.runtime.engines.contract import RemoveResult, SubmitResult
 from reuse.runtime.rows import StepRow
 from reuse.runtime.spec import RunSpec
 
-__all__ = ["AppsEngine", "LIVE_RECORD"]
-
-#: A live engine's settings across applications, beside ``apps.json`` (what a resume reads)
-LIVE_RECORD = "apps-live.json"
+__all__ = ["AppsEngine"]
 
 
 class AppsEngine(Engine):
@@ -68,7 +65,7 @@ class AppsEngine(Engine):
         import tempfile
         from dataclasses import replace
 
-        from reuse.runtime.apps.runs import cluster_workers, start_apps
+        from reuse.runtime.apps.runs import LIVE_RECORD, cluster_workers, start_apps
         from reuse.runtime.common.files import write_json
 
         # catch_up: every instance has run a batch when start_apps returns, whatever it says
@@ -240,7 +237,13 @@ class AppsEngine(Engine):
             a trace's run across applications (finish it with ``reuse run --resume``), or a
             journaled submit whose dataflow the flow book lacks: one line naming the file.
         """
-        from reuse.runtime.apps.runs import BASE_SPEC, RUN_RECORD, adopt_run, read_record
+        from reuse.runtime.apps.runs import (
+            BASE_SPEC,
+            LIVE_RECORD,
+            RUN_RECORD,
+            adopt_run,
+            read_record,
+        )
 
         where = Path(root).resolve()
         if master is not None:

@@ -49,11 +49,15 @@ if TYPE_CHECKING:
     from reuse.runtime.engines.shared.broker_input import BrokerInput
 
 __all__ = ["apps_run", "cluster_workers", "resume_apps", "start_apps", "trace_steps",
-           "finish_run", "adopt_run", "read_record", "RUN_RECORD", "BASE_SPEC", "RUN"]
+           "finish_run", "adopt_run", "read_record", "RUN_RECORD", "LIVE_RECORD", "BASE_SPEC",
+           "RUN"]
 
 RUN = "run"  # the control plane's run name: the run's Redis is its own
 #: The start record of a run across applications: its dataflows, trace and spec (for --resume).
 RUN_RECORD = "apps-run.json"
+#: A live engine's settings across applications (``reuse.live.Engine(replicas="apps")``): what
+#: its ``Engine.resume`` reads, beside ``apps.json``.
+LIVE_RECORD = "apps-live.json"
 #: What every instance of the run is told, but its id and role (holds the Redis password).
 BASE_SPEC = "base.spec.json"
 
@@ -208,6 +212,9 @@ def resume_apps(root: str | os.PathLike[str], *,
 
     root = Path(root).resolve()
     record = root / RUN_RECORD
+    if (root / LIVE_RECORD).exists():
+        raise StateError("holds a live engine's run across applications, not a trace's: "
+                         "resume it with reuse.live.Engine.resume", file=str(root))
     rec, apps, base_d = (read_record(p) for p in (record, root / "apps.json",
                                                    root / "apps" / BASE_SPEC))
     if not isinstance(rec, dict) or not isinstance(apps, dict) or not isinstance(base_d, dict):

@@ -111,6 +111,20 @@ def test_an_apps_run_without_its_start_record_is_not_resumed(tmp_path: Any,
     assert not out.exists() and not (tmp_path / "redis").exists()
 
 
+def test_reuse_run_resume_sends_a_live_engines_run_to_engine_resume(tmp_path: Any,
+                                                                    capsys: Any) -> None:
+    """A live engine's run across applications (``apps-live.json``) is ``Engine.resume``'s:
+    ``reuse run --resume`` says so in one line and starts nothing."""
+    from reuse.cli import main
+
+    (tmp_path / "apps.json").write_text("{}")
+    (tmp_path / "apps-live.json").write_text("{}")
+    code = main(["run", "--resume", str(tmp_path), "--out", str(tmp_path / "out.csv")])
+    err = capsys.readouterr().err.strip()
+    assert code == 1 and len(err.splitlines()) == 1 and "Engine.resume" in err, err
+    assert not (tmp_path / "redis").exists()
+
+
 @pytest.mark.parametrize(("apps_json", "names"), [
     ('{"instances": [{"id": "i0"}], "replacements": []}', "apps.json"),  # no spec, no pid
     ('{"instances": [], "replacements": [', "apps.json"),  # torn by the death
