@@ -1,10 +1,14 @@
 """``reuse.live.Engine`` after its driver dies (issue 32: the live front with a death, then a
 resume): the process that drove the engine is killed with its JVM while outputs flow, right
 after a journaled remove; ``Engine.resume`` on the run directory brings the same dataflows
-back at their cuts, and everything the engine ever ran is exact against the reference."""
+back at their cuts, and everything the engine ever ran is exact against the reference. The
+engine runs k-safe in shards (K = 1, every task replicated: issue 32's k-safety with a death
+on the live front), so its replicas are rebuilt by the resume too, and each replica's records
+equal the reference over its own window."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -28,7 +32,8 @@ import sys, time
 from reuse.live import Engine
 from reuse.testing import riot_flows
 flows = riot_flows("stats-sys", "clean-sys")
-eng = Engine(root=sys.argv[1], rate=20, trigger_s=1.0, shards=2, poll_s=0.2, workload=None)
+eng = Engine(root=sys.argv[1], rate=20, trigger_s=1.0, shards=2, poll_s=0.2, workload=None,
+             k_safe=1, replicate_min_users=1)
 eng.submit(flows["stats-sys"])
 eng.submit(flows["clean-sys"])
 eng.wait_outputs("stats-sys", 3)
@@ -74,3 +79,7 @@ def test_a_dead_engine_is_resumed_exactly(spark: Any, tmp_path: Path) -> None:
     finally:
         eng.stop()
     assert journal_kinds(root) == ["start", "op", "op", "op", "op"]
+    replicas = json.loads((root / "replicas.json").read_text())
+    assert len(replicas) >= 3, replicas  # sinks of stats-sys, clean-sys and etl-sys at least
+    assert all(a["expected"] > 0 and a["lost"] == a["duplicated"] == 0
+               for a in replicas.values()), replicas

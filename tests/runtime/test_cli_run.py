@@ -38,7 +38,8 @@ def test_run_writes_csv_for_both_modes(spark: Any, tmp_path: Path, mqtt_broker: 
     """Reuse fed by a broker (``--source mqtt://``: `reuse publish`'s events through Mosquitto,
     checked against the reference on the recorded events) with its running DAGs split over
     the shards (``--split``: every partition reads the broker's events of its keys, one
-    cursor per source), Default on generated replay, unsplit."""
+    cursor per source) and merged by semantic matching (``--match semantic``), Default on
+    generated replay, unsplit."""
     import threading
 
     from reuse.runtime.dataplane.publish import Publisher, Stream
@@ -50,7 +51,8 @@ def test_run_writes_csv_for_both_modes(spark: Any, tmp_path: Path, mqtt_broker: 
     publishing.start()
     for mode in ("reuse", "default"):
         out = tmp_path / f"{mode}.csv"
-        source = ["--source", mqtt_broker, "--split"] if mode == "reuse" else []
+        source = (["--source", mqtt_broker, "--split", "--match", "semantic"]
+                  if mode == "reuse" else [])
         try:
             rc = main(["run", "--dags", str(dags), "--trace", str(trace), "--mode", mode,
                        "--step-seconds", "4", "--trigger-seconds", "1", "--rate", "10",

@@ -1,12 +1,14 @@
-"""k-safety across applications, broker-fed and split, driven live (issue 32: the four meet).
+"""k-safety across applications, broker-fed, split and semantic, driven live (issue 32: the
+five meet).
 
 A publisher sends SYS events to a Mosquitto broker; ``reuse.live.Engine(replicas="apps",
 k_safe=1, split=True, source="mqtt://...")`` (the live front of ``--replicas apps``) runs two
 instances, each its own driver and Spark application with its running DAGs split over two
-shards, reading the events the coordinator's one ingest appends to the run's Redis. One
-dataflow is submitted live (its dataflow reaches the instances through the run's flow book)
-by a process of its own, which is then killed with its process group: the engine's
-coordinator, its ingest and the run's Redis die, the instances run on. ``Engine.resume``
+shards and merged by semantic matching (read back from the run's record by the resume),
+reading the events the coordinator's one ingest appends to the run's Redis. One dataflow is
+submitted live (its dataflow reaches the instances through the run's flow book) by a process
+of its own, which is then killed with its process group: the engine's coordinator, its
+ingest and the run's Redis die, the instances run on. ``Engine.resume``
 takes the run up in this process (the run's Redis started again from its file, the MQTT
 session taken over, the instances adopted by PID, the live submit known again), then a
 prepared trace merges an identical dataflow and removes the first (an unmerge). As the
@@ -50,7 +52,8 @@ from reuse.core.dataflow import parse_dataflow
 from reuse.live import Engine
 root, broker, flow = sys.argv[1], sys.argv[2], parse_dataflow(json.loads(sys.argv[3]))
 eng = Engine("local[2]", broker, root=root, k_safe=1, replicas="apps", replicate_min_users=1,
-             shards=2, split=True, trigger_s=1.0, poll_s=0.3, first_message_s=20, workload=None)
+             shards=2, split=True, trigger_s=1.0, poll_s=0.3, first_message_s=20, workload=None,
+             match="semantic")
 eng.submit(flow)
 eng.wait_outputs(flow.id, 3, timeout_s=90)
 print("READY", flush=True)
