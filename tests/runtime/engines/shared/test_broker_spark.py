@@ -4,7 +4,9 @@ into Redis, shards reading their ranges from the bus.
 One run: a merge, a killed Python worker mid-batch, the run's Redis killed (and restarted by
 its keeper), an unmerge. The outputs must equal the
 reference execution on the events the bus recorded (lost = duplicated = 0), no task may
-output outside its window, and a malformed message is counted, not appended.
+output outside its window, and a malformed message is counted, not appended. The run matches
+semantically and keeps a replica of every shared task (``--k-safe 1``): broker input,
+k-safety and semantic matching in one run (issue 32's pairs).
 """
 
 from __future__ import annotations
@@ -75,7 +77,8 @@ def test_broker_fed_merge_kill_unmerge(spark: Any, tmp_path: Path, mqtt_broker: 
     try:
         publishing.start()
         rt = InplaceRuntime(spark, RunSpec.of(root=root, shards=2, rate=RATE, trigger_s=1.0,
-                                              source=mqtt_broker, first_message_s=20))
+                                              source=mqtt_broker, first_message_s=20,
+                                              k_safe=1, match="semantic"))
         rt.start_sources(["SYS"])
         s0 = rt.start_seq
         rt.submit(flows["stats-sys"])
@@ -85,6 +88,7 @@ def test_broker_fed_merge_kill_unmerge(spark: Any, tmp_path: Path, mqtt_broker: 
             time.sleep(0.05)
         merged = rt.submit(flows["clean-sys"])
         assert merged["reused"], "clean-sys reuses stats-sys's source and parse"
+        assert set(rt.deployment.replicas()) >= set(merged["reused"]), "shared: replicated"
         while rt.qhw() < merged["J"] + 40:
             rt.poll()
             time.sleep(0.05)
