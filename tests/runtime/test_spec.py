@@ -564,3 +564,34 @@ def test_a_latency_budget_is_checked_journaled_and_sizes_the_batch_bound() -> No
     # a broker-fed run is paced by its broker input (its batches stay unbounded)
     fed = RunSpec.of(latency_budget_s=4, source=BROKER)
     assert fed.latency_budget_s == 4.0 and fed.batch_max_events == 0
+
+
+def test_the_docs_table_of_spark_tests_by_axis_names_real_tests_and_holds_the_pairs() -> None:
+    """``docs/runtime.md``'s table of Spark tests by axis: every row names a test function
+    that exists, and its rows hold every pair of two axes' values but the one the docs name
+    (``--replicas apps`` on a run with no death, which the composition matrix runs)."""
+    import itertools
+    import re
+
+    from reuse.testing import ROOT
+
+    text = (ROOT / "docs" / "runtime.md").read_text(encoding="utf-8")
+    rows = [r for r in text.splitlines() if r.startswith("| `tests/")]
+    assert len(rows) >= 10
+    combos = []
+    for r in rows:
+        cells = [c.strip() for c in r.strip("|").split("|")]
+        path, func = cells[0].strip("`").split("::")
+        src = (ROOT / path).read_text(encoding="utf-8")
+        assert re.search(rf"^def {func}\(", src, re.M), cells[0]
+        values = [c.split(" / ") for c in cells[1:]]
+        if len(values[0]) == 2:  # one test, two legs: the i-th value of each axis with two
+            combos += [[v[i] if len(v) == 2 else v[0] for v in values] for i in range(2)]
+        else:
+            combos.append([v[0] for v in values])
+    axes = [("replay", "mqtt"), ("whole", "split"), ("none", "k-safe", "apps"),
+            ("exact", "semantic"), ("one run", "death"), ("run", "engine")]
+    held = {(i, c[i], j, c[j]) for c in combos for i, j in itertools.combinations(range(6), 2)}
+    missing = {(i, a, j, b) for i, j in itertools.combinations(range(6), 2)
+               for a in axes[i] for b in axes[j]} - held
+    assert missing == {(2, "apps", 4, "one run")}, missing
