@@ -304,14 +304,16 @@ class SplitPlan:
         """Every input edge that moves events: ``(task, exchange)``."""
         return [(s.task, e) for s in self.steps for e in s.inputs if e.kind != "forward"]
 
-    def partition_of(self, spec: KeySpec, key: str) -> int:
-        """The partition that owns ``key`` read by ``spec`` (its range's, shifted)."""
-        return (self.ranges.partition_of(key) + spec.shift) % self.partitions
+    def partition_of(self, key: str, shift: int = 0) -> int:
+        """The partition that owns ``key`` for a copy of level ``shift`` (its range's, shifted;
+        a :class:`KeySpec`'s ``shift``). :class:`~reuse.runtime.engines.shared.routing.Router`
+        does the same per event from a memo of the ranges' owners."""
+        return (self.ranges.partition_of(key) + shift) % self.partitions
 
     def destination(self, exchange: Exchange, event: Mapping[str, Any]) -> int | None:
         """The partition an event goes to over ``exchange`` (``None``: it stays where it is)."""
         if exchange.kind == "shuffle" and exchange.key is not None:
-            return self.partition_of(exchange.key, exchange.key.key(event))
+            return self.partition_of(exchange.key.key(event), exchange.key.shift)
         if exchange.kind == "gather" and exchange.group is not None:
             return self.group_at(exchange.group)
         return None
@@ -319,8 +321,7 @@ class SplitPlan:
     def source_partition(self, stream: str, seq: int, shift: int = 0) -> int:
         """The partition that makes source event ``seq`` of ``stream`` (its message key's;
         ``shift``: a replica source's level)."""
-        return (self.ranges.partition_of(MESSAGE.key({"src": stream, "seq": seq})) + shift
-                ) % self.partitions
+        return self.partition_of(MESSAGE.key({"src": stream, "seq": seq}), shift)
 
 
 def _shapes_out(type_name: str, shapes: frozenset[str]) -> frozenset[str]:

@@ -156,7 +156,7 @@ def split_states(plan: SplitPlan, states: Mapping[str, Any]) -> list[dict[str, A
             rest = {k: v for k, v in state.items() if k != s.state_map}
             parts: list[dict[str, Any]] = [{} for _ in range(plan.partitions)]
             for key, val in state[s.state_map].items():
-                parts[plan.partition_of(s.key, key)][key] = val
+                parts[plan.partition_of(key, s.key.shift)][key] = val
             for p in range(plan.partitions):
                 out[p][tid] = {**rest, s.state_map: parts[p]}
         elif s.role == "gathered" and s.group is not None:

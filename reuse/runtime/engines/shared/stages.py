@@ -386,11 +386,10 @@ def _count_keys(plan: SplitPlan, step: Step, events: list[Event], p: int,
     assert step.key is not None
     per_key = Counter(map(step.key.key, events))
     for key, n in per_key.items():
-        r = plan.ranges.range_of(key)
-        if (plan.ranges.owner[r] + step.key.shift) % plan.partitions != p:
+        if plan.partition_of(key, step.key.shift) != p:
             raise SparkRuntimeError(f"takes key {key!r} in partition {p}, which does not own it",
                                     task=step.task)
-        ranges[r] += n
+        ranges[plan.ranges.range_of(key)] += n
 
 
 def _address(out: list[Any], tagged: bool, edges: list[Exchange], p: int, tid: str,
