@@ -237,7 +237,8 @@ def apps_cell(mode: str, rate: float, args: argparse.Namespace, flows: dict[str,
         coord.hold(args.settle, sample=True)
         b0, n0 = backlog(), coord.consumer.count(sorted(coord.streams))
         c0, t0 = coord.meter.total(by_category=True), time.time()
-        arrivals, failures = coord.hold(args.window, sample=True)
+        held = coord.hold(args.window, sample=True)
+        arrivals, failures = held.arrivals, held.failures
         c1, t1 = coord.meter.total(by_category=True), time.time()
         b1, n1 = backlog(), coord.consumer.count(sorted(coord.streams))
         lat = [float(ms - ts) for ms, ts in arrivals if ts is not None]

@@ -21,6 +21,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +29,9 @@ import psutil
 
 from reuse.runtime.common.files import safe_name
 from reuse.runtime.engines.shared.deploy import REPLICA_MARK
+from reuse.runtime.rows import CpuColumns
 
-__all__ = ["CpuMeter", "SinkTail", "percentile", "longest_pause"]
+__all__ = ["CpuMeter", "SinkTail", "StepWindow", "hold_step", "percentile", "longest_pause"]
 
 
 def _category(p: psutil.Process) -> str:
@@ -283,6 +285,60 @@ def output_gaps(root: str | os.PathLike[str], copies: Mapping[str, Sequence[str]
         edges = [lo_ms] + times + [hi_ms]
         out[sink] = round(max(b - a for a, b in zip(edges, edges[1:], strict=False)) / 1000, 3)
     return out
+
+
+@dataclass(frozen=True)
+class StepWindow:
+    """One step's measured window (:func:`hold_step`): ``t0`` to ``t1`` in seconds, the CPU
+    seconds per process category over it, ``cores`` (their sum over the window) and
+    ``cores_steady`` (the second half after the operation; ``None`` when under a quarter of
+    the step was left for it)."""
+
+    t0: float
+    t1: float
+    cpu: dict[str, float]
+    cores: float
+    cores_steady: float | None
+
+    def cpu_columns(self) -> CpuColumns:
+        """The step row's CPU seconds by kind: the driver, its JVM(s), the Python workers
+        (where tasks run) and everything else (a cluster's daemons, Redis, instances)."""
+        known = ("driver", "jvm", "python-worker")
+        return {"cpu_driver": round(self.cpu.get("driver", 0.0), 3),
+                "cpu_jvm": round(self.cpu.get("jvm", 0.0), 3),
+                "cpu_python_workers": round(self.cpu.get("python-worker", 0.0), 3),
+                "cpu_other": round(sum(v for k, v in self.cpu.items() if k not in known), 3)}
+
+
+def hold_step(meter: CpuMeter, t0: float, cpu0: Mapping[str, float], step_seconds: float,
+              op_s: float, tick: Callable[[], None]) -> StepWindow:
+    """Call ``tick`` about every 0.25 s until the step that began at ``t0`` is over, and
+    measure it: the one step measurement of every driver (``reuse run``'s engines, the
+    coordinator across applications, a live engine's trace), so their ``cores`` mean the same.
+
+    ``cpu0`` was read at ``t0``, before the step's operation, which took ``op_s``: the step's
+    CPU covers its operation, and its window never ends before the operation did (starting
+    queries on the query-per-DAG engine can outlast a step): a step's cost is never measured
+    over almost no time (issue 33). ``tick`` runs once more at the end, so what arrived in
+    the step's last moment is the step's.
+    """
+    mid = max(t0 + step_seconds / 2, t0 + op_s)
+    cpu_mid: tuple[float, float] | None = None
+    while True:
+        now = time.time()
+        if cpu_mid is None and now >= mid:
+            cpu_mid = (meter.total(), now)
+        tick()
+        if now >= t0 + step_seconds:
+            break
+        time.sleep(min(0.25, max(0.0, t0 + step_seconds - time.time())))
+    t1 = time.time()
+    cpu1 = meter.total(by_category=True)
+    dcpu = {k: cpu1.get(k, 0.0) - cpu0.get(k, 0.0) for k in cpu1}
+    steady = ((sum(cpu1.values()) - cpu_mid[0]) / (t1 - cpu_mid[1])
+              if cpu_mid and t1 - cpu_mid[1] >= step_seconds / 4 else None)
+    return StepWindow(t0=t0, t1=t1, cpu=dcpu, cores=round(sum(dcpu.values()) / (t1 - t0), 4),
+                      cores_steady=None if steady is None else round(steady, 4))
 
 
 def longest_pause(ends: Sequence[float], lo: float, hi: float, origin: float) -> float:

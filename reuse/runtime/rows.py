@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-__all__ = ["CSV_COLUMNS", "StepRow"]
+__all__ = ["CSV_COLUMNS", "CpuColumns", "StepRow"]
 
 
 class _Filled(TypedDict):
@@ -40,6 +40,15 @@ class _Filled(TypedDict):
     gap_s: float | None
     t_start_ms: int
     t_end_ms: int
+
+
+class CpuColumns(TypedDict):
+    """A step's CPU seconds by process kind (:meth:`reuse.runtime.measure.StepWindow.cpu_columns`)."""
+
+    cpu_driver: float
+    cpu_jvm: float
+    cpu_python_workers: float
+    cpu_other: float
 
 
 class StepRow(_Filled, total=False):

@@ -48,7 +48,7 @@ from reuse.runtime.engines.contract import Engine
 from reuse.runtime.engines.partial.engine import Runtime
 from reuse.runtime.engines.shared.engine import InplaceRuntime
 from reuse.runtime.journal import JOURNAL, JournalState, RunJournal, step_started_ms
-from reuse.runtime.measure import CpuMeter, SinkTail, longest_pause, percentile
+from reuse.runtime.measure import CpuMeter, SinkTail, hold_step, longest_pause, percentile
 from reuse.runtime.progress import StepBar
 from reuse.runtime.rows import CSV_COLUMNS, StepRow
 from reuse.runtime.spec import RunSpec
@@ -254,57 +254,30 @@ def _check_outputs(runtime: Engine, trace: _Trace, upto: int) -> None:
 def _measure_step(runtime: Engine, meter: CpuMeter, tail: SinkTail, step_seconds: float,
                   step: int, op: str, dag: str, cut: int, t0: float, b0: int,
                   op_s: float, cpu0: Mapping[str, float], died: int = 0) -> StepRow:
-    """Idle (polling the runtime) until the step's time is up; its row. ``died``: the driver
-    died in this step (a resumed run measures the step again).
-
-    ``cores`` is measured from ``t0``, before the operation (``cpu0`` was read then), to the
-    end of the step, which is never before the operation's end: an operation that outlasts
-    the step (starting queries on the query-per-DAG engine can) makes the step longer, and its
-    cost is in its own step, never measured over almost no time (issue 33). ``measured_s`` is
-    that window. ``cores_steady`` is the second half of the step after the operation, or
-    ``None`` when less than a quarter of the step is left for it."""
+    """Poll the runtime until the step's time is up (:func:`hold_step`, every driver's one
+    step measurement: ``measured_s`` is its window); the step's row. ``died``: the driver
+    died in this step (a resumed run measures the step again)."""
     failed0 = len(runtime.failures)
     malformed0 = runtime.malformed()
     runtime.take_lag()  # forget what the previous step saw (the query-per-DAG engines' bus)
-    mid = max(t0 + step_seconds / 2, t0 + op_s)
-    cpu_mid = None
-    while True:
-        now = time.time()
-        if cpu_mid is None and now >= mid:
-            cpu_mid = (meter.total(), now)
-        if now >= t0 + step_seconds:
-            break
-        runtime.poll()
-        time.sleep(min(0.25, max(0.0, t0 + step_seconds - now)))
-    t1 = time.time()
-    cpu1 = meter.total(by_category=True)
+    w = hold_step(meter, t0, cpu0, step_seconds, op_s, runtime.poll)
     b1 = runtime.bound()
     n_out, lat = tail.new_latencies()
     n_src = len(runtime.sources)
-    dcpu = {k: cpu1.get(k, 0.0) - cpu0.get(k, 0.0) for k in cpu1}
-    total = sum(dcpu.values())
-    steady = ((sum(cpu1.values()) - cpu_mid[0]) / (t1 - cpu_mid[1])
-              if cpu_mid and t1 - cpu_mid[1] >= step_seconds / 4 else None)
     c = runtime.counts()
     lag, throttled = runtime.take_lag()
     return {"step": step, "op": op, "dag": dag, **c,
-            "cores": round(total / (t1 - t0), 4),
-            "cores_steady": None if steady is None else round(steady, 4),
+            "cores": w.cores, "cores_steady": w.cores_steady,
             "p50_latency_ms": _r(percentile(lat, 50)),
             "p99_latency_ms": _r(percentile(lat, 99)),
             "events_in": (b1 - b0) * n_src, "events_out": n_out,
             "lost": None, "duplicated": None,
             "cut": cut, "op_seconds": round(op_s, 3),
-            "measured_s": round(t1 - t0, 3),
-            "cpu_driver": round(dcpu.get("driver", 0.0), 3),
-            "cpu_jvm": round(dcpu.get("jvm", 0.0), 3),
-            "cpu_python_workers": round(dcpu.get("python-worker", 0.0), 3),
-            "cpu_other": round(sum(v for k, v in dcpu.items()
-                                   if k not in ("driver", "jvm", "python-worker")), 3),
+            "measured_s": round(w.t1 - t0, 3), **w.cpu_columns(),
             "failures": died + len(runtime.failures) - failed0,
             "gap_s": None, "max_lag_events": lag, "throttled": throttled,
             "malformed": None if malformed0 is None else (runtime.malformed() or 0) - malformed0,
-            "t_start_ms": round(t0 * 1000), "t_end_ms": round(t1 * 1000)}
+            "t_start_ms": round(t0 * 1000), "t_end_ms": round(w.t1 * 1000)}
 
 
 def _output_gaps(rows: list[StepRow], root: Path) -> None:

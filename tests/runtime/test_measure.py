@@ -11,12 +11,13 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import psutil
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reuse.runtime.measure import CpuMeter, SinkTail, percentile
+from reuse.runtime.measure import CpuMeter, SinkTail, hold_step, percentile
 
 # --- percentile ------------------------------------------------------------------------------
 
@@ -131,3 +132,52 @@ def test_sink_tail_returns_only_new_records(tmp_path):
     write(sinks / "C.out" / "b1.jsonl", [{"seq": 6}])  # same file name, another sink
     assert sorted(r["seq"] for r in tail.new_records()) == [4, 6]
     assert tail.new_records() == []
+
+
+
+def _busy(cpu_seconds: float) -> float:
+    """Spin for ``cpu_seconds`` of this process's CPU (however long that takes on a loaded
+    machine); the wall seconds it took."""
+    t, w = time.process_time(), time.time()
+    while time.process_time() - t < cpu_seconds:
+        pass
+    return time.time() - w
+
+
+def test_hold_step_ticks_to_the_steps_end_and_charges_it_the_operation():
+    """Every driver's one step measurement: the window runs from before the operation to the
+    step's end, ticking throughout and once at the end, and its CPU includes the operation's
+    (a busy 0.3 s of CPU, before ``hold_step`` is called). Load-proof: what depends on how
+    long the operation took is asserted against that."""
+    meter = CpuMeter(interval=0.05).start()
+    try:
+        t0, cpu0 = time.time(), meter.total(by_category=True)
+        op_s = _busy(0.3)  # the step's operation
+        ticks: list[float] = []
+        w = hold_step(meter, t0, cpu0, 1.2, op_s, lambda: ticks.append(time.time()))
+    finally:
+        meter.stop()
+    assert w.t1 - t0 >= 1.2
+    assert ticks[-1] >= t0 + 1.2  # it ticks once more at the end
+    if op_s < 1.0:  # the step had time left after its operation: ticked in it, and at its end
+        assert len(ticks) >= 2
+    assert sum(w.cpu.values()) >= 0.29  # the operation's CPU is the step's
+    assert w.cores == round(sum(w.cpu.values()) / (w.t1 - t0), 4)
+    if op_s <= 0.6:  # a steady half after the operation, idle
+        assert w.cores_steady is not None and w.cores_steady < w.cores
+    assert set(w.cpu_columns()) == {"cpu_driver", "cpu_jvm", "cpu_python_workers", "cpu_other"}
+
+
+def test_hold_step_after_an_operation_longer_than_the_step_ends_at_once_with_no_steady_half():
+    meter = CpuMeter(interval=0.05).start()
+    try:
+        t0, cpu0 = time.time(), meter.total(by_category=True)
+        op_s = _busy(0.5)
+        ticks: list[float] = []
+        w = hold_step(meter, t0, cpu0, 0.2, op_s, lambda: ticks.append(time.time()))
+    finally:
+        meter.stop()
+    assert len(ticks) == 1  # one look, then the step is over: it lasted as long as its operation
+    assert w.t1 - t0 >= op_s
+    assert w.cores_steady is None
+    assert sum(w.cpu.values()) >= 0.49

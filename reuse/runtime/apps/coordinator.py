@@ -131,6 +131,15 @@ class Adopted:
 
 
 @dataclass
+class Held:
+    """What the coordinator saw while it held (:meth:`Coordinator.tick`): each output record
+    read (arrival ms, its source event's emit ts) and how many instances it replaced."""
+
+    arrivals: list[tuple[int, int | None]] = field(default_factory=list)
+    failures: int = 0
+
+
+@dataclass
 class Child:
     """One instance process, as the coordinator started it."""
 
@@ -252,23 +261,26 @@ class Coordinator:
                 self.parents.pop(rid, None)
         return cut
 
-    def hold(self, seconds: float, *, sample: bool = False,
-             ) -> tuple[list[tuple[int, int | None]], int]:
-        """Watch and read for ``seconds``: the records read (arrival ms, emit ts) and the
-        instances replaced meanwhile. ``sample``: read only a sample of each stream's newest
-        records (:meth:`Consumer.sample`) instead of all of them."""
+    def hold(self, seconds: float, *, sample: bool = False) -> Held:
+        """Watch and read for ``seconds`` (:meth:`tick` about every 0.25 s): what was read and
+        replaced meanwhile. ``sample``: read only a sample of each stream's newest records
+        (:meth:`Consumer.sample`) instead of all of them."""
         end = time.time() + seconds
-        arrivals: list[tuple[int, int | None]] = []
-        failures = 0
+        seen = Held()
         while True:
-            failures += len(self.watch())
-            self.restored()
-            streams = sorted(self.streams)
-            arrivals += (self.consumer.sample(streams) if sample
-                         else self.consumer.read(streams))
+            self.tick(seen, sample=sample)
             if time.time() >= end:
-                return arrivals, failures
+                return seen
             time.sleep(min(0.25, max(0.0, end - time.time())))
+
+    def tick(self, seen: Held, *, sample: bool = False) -> None:
+        """Once: replace the dead instances, note a restored K, read the streams, into
+        ``seen``."""
+        seen.failures += len(self.watch())
+        self.restored()
+        streams = sorted(self.streams)
+        seen.arrivals += (self.consumer.sample(streams) if sample
+                          else self.consumer.read(streams))
 
     def shared(self) -> frozenset[str] | None:
         """The running tasks a replica instance runs now (``None``: every task)."""

@@ -28,20 +28,21 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from reuse.core.dataflow import Dataflow
 from reuse.core.traces import Op, check_trace
 from reuse.runtime import SparkRuntimeError
-from reuse.runtime.apps.coordinator import Child, Coordinator, recorded_instances
+from reuse.runtime.apps.coordinator import Child, Coordinator, Held, recorded_instances
 from reuse.runtime.apps.instance import InstanceSpec, sink_stream
 from reuse.runtime.apps.roles import check_apps
 from reuse.runtime.common.execution import emitted_bound
 from reuse.runtime.common.files import read_json, read_jsonl, write_json
 from reuse.runtime.common.run_secrets import run_secret
 from reuse.runtime.control import longest_gap
-from reuse.runtime.measure import CpuMeter, longest_pause, percentile
+from reuse.runtime.measure import CpuMeter, hold_step, longest_pause, percentile
 from reuse.runtime.rows import StepRow
 from reuse.runtime.spec import RunSpec
 
@@ -351,29 +352,28 @@ def trace_steps(coord: Coordinator, ops: Sequence[Op], step_seconds: float,
         if n < first:
             continue
         t0 = time.time()
-        cpu0 = coord.meter.total()  # the step's CPU covers its operation (issue 33)
+        cpu0 = coord.meter.total(by_category=True)  # the step's CPU covers its operation
         if on_step is not None:
             on_step(n, coord)
         cut = coord.propose(op.op, op.dag, key=f"{key_prefix}{n}")
         op_s = time.time() - t0
-        arrivals, failures = coord.hold(t0 + step_seconds - time.time())
+        seen = Held()
+        w = hold_step(coord.meter, t0, cpu0, step_seconds, op_s, partial(coord.tick, seen))
         resumed = n == first > 1  # the coordinator's death is this step's failure
-        failures += int(resumed)
-        t1 = time.time()
-        cores = (coord.meter.total() - cpu0) / (t1 - t0)
-        ends += [float(ms) for ms, _ in arrivals]
-        lat = [float(ms - ts) for ms, ts in arrivals if ts is not None]
+        failures = seen.failures + int(resumed)
+        ends += [float(ms) for ms, _ in seen.arrivals]
+        lat = [float(ms - ts) for ms, ts in seen.arrivals if ts is not None]
         counts = coord.counts()
         row: StepRow = {
                "step": n, "op": op.op, "dag": op.dag, "running_tasks": counts["running_tasks"],
                "replica_tasks": counts["replica_tasks"], "paused_tasks": 0,
-               "queries": len(coord.live()), "cores": round(cores, 4), "cores_steady": None,
+               "queries": len(coord.live()), "cores": w.cores, "cores_steady": w.cores_steady,
                "p50_latency_ms": percentile(lat, 50), "p99_latency_ms": percentile(lat, 99),
-               "events_in": None, "events_out": len(arrivals), "lost": None,
+               "events_in": None, "events_out": len(seen.arrivals), "lost": None,
                "duplicated": None, "cut": cut, "op_seconds": round(op_s, 3),
-               "measured_s": round(t1 - t0, 3), "failures": failures,
-               "gap_s": round(longest_pause(ends, t0 * 1000, t1 * 1000, origin) / 1000, 3),
-               "t_start_ms": round(t0 * 1000), "t_end_ms": round(t1 * 1000)}
+               "measured_s": round(w.t1 - t0, 3), "failures": failures,
+               "gap_s": round(longest_pause(ends, t0 * 1000, w.t1 * 1000, origin) / 1000, 3),
+               "t_start_ms": round(t0 * 1000), "t_end_ms": round(w.t1 * 1000)}
         rows.append(row)
         with open(coord.root / "rows.jsonl", "a", encoding="utf-8") as fh:
             fh.write(json.dumps({**row, "replicated_streams": sorted(coord.replicated_streams())})
