@@ -30,6 +30,10 @@ from reuse.figures.live import LIVE_NOTE
 __all__ = ["ROOT", "load_param_set", "run_batch", "write_summary", "markdown_table"]
 
 ROOT = Path(__file__).resolve().parents[2]
+#: how long a cell's outputs may take to arrive after the cell ran (nbclient's default, 4 s,
+#: which papermill turns into an error, failed a planner notebook on a loaded machine,
+#: 2026-11-29: the outputs were late, not missing)
+IOPUB_TIMEOUT_S = 60
 
 
 def load_param_set(name_or_path: str) -> tuple[str, list[dict[str, Any]]]:
@@ -89,7 +93,8 @@ def run_batch(param_set: str, results: str | Path | None = None,
         try:
             pm.execute_notebook(str(ROOT / item["path"]), str(executed / f"{item['name']}.ipynb"),
                                 parameters=params, cwd=str(ROOT), progress_bar=False,
-                                log_output=log_output, kernel_name="python3")
+                                log_output=log_output, kernel_name="python3",
+                                iopub_timeout=IOPUB_TIMEOUT_S)
         except PapermillExecutionError as exc:
             first = str(exc.evalue).splitlines()[0] if exc.evalue else ""
             raise ReuseError(f"failed in cell {exc.cell_index} (execution count {exc.exec_count}): "

@@ -48,6 +48,9 @@ def test_live_view_shows_merge_and_unmerge(chromium: Path, chromium_args: list[s
                                            jupyter_lab: Callable[[list[str]], str],
                                            tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
+    # an expectation's 5 s default is too short beside a second Spark lane (this view once
+    # showed step 2 after more than that, 2026-11-29): 30 s, which a view that never updates fails
+    expect.set_options(timeout=30_000)
 
     url = jupyter_lab(_cells(tmp_path))
     shot = Path(os.environ.get("REUSE_BROWSER_SHOT_LIVE", tmp_path / "live.png"))

@@ -37,6 +37,9 @@ def lab(jupyter_lab: Callable[[list[str]], str]) -> str:
 def test_visualizer_renders_and_reacts(chromium: Path, chromium_args: list[str], lab: str,
                                        tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
+    # an expectation's 5 s default is too short beside a second Spark lane (this view once
+    # showed step 2 after more than that, 2026-11-29): 30 s, which a view that never updates fails
+    expect.set_options(timeout=30_000)
 
     shot = Path(os.environ.get("REUSE_BROWSER_SHOT", tmp_path / "visualizer.png"))
     with sync_playwright() as pw:

@@ -11,6 +11,7 @@ from matplotlib.image import imread
 
 from reuse.core.dataflow import Dataflow
 from reuse.core.traces import load_trace
+from reuse.figures.batch import IOPUB_TIMEOUT_S
 from reuse.viz import Timeline, draw_scene, png_size, render_data, save_png
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -68,7 +69,8 @@ def test_papermill_batch_run_keeps_pngs(tmp_path: Path, monkeypatch: pytest.Monk
         nbformat.v4.new_code_cell("viz.image(5)")]
     nbformat.write(nb, tmp_path / "in.ipynb")
     papermill.execute_notebook(str(tmp_path / "in.ipynb"), str(tmp_path / "out.ipynb"),
-                               kernel_name="python3", cwd=str(tmp_path), progress_bar=False)
+                               kernel_name="python3", cwd=str(tmp_path), progress_bar=False,
+                               iopub_timeout=IOPUB_TIMEOUT_S)
     out = nbformat.read(tmp_path / "out.ipynb", as_version=4)
     first = [o.get("data", {}) for o in out.cells[0].outputs]
     assert any("application/vnd.jupyter.widget-view+json" in d for d in first)

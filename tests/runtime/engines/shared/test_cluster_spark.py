@@ -171,9 +171,12 @@ def test_replicas_on_two_workers_outlive_a_killed_executor(spark: Any, cluster: 
                                cwd=tmp_path)
         # kill once the replicas run (step 3 or 4) and enough batches show where shards ran
         deadline = time.time() + 240
-        while journal_kinds(root).count("op") < 3 or len(_two_shard_batches(root)) < 6:
+        # (4 such batches: about 10 fit in steps 2-4 on an idle machine, fewer on a loaded
+        # one, whose batches outlast the trigger: beside a second Spark lane this test once
+        # failed on a step-timing precondition, 2026-11-29)
+        while journal_kinds(root).count("op") < 3 or len(_two_shard_batches(root)) < 4:
             assert run.poll() is None, "the run ended before the kill"
-            assert journal_kinds(root).count("op") < 5, "step 5 came before 6 two-shard batches"
+            assert journal_kinds(root).count("op") < 5, "step 5 came before 4 two-shard batches"
             assert time.time() < deadline, "the run never reached step 3"
             time.sleep(0.1)
         victims = _executors(info["pids"]["worker2"])
@@ -201,7 +204,7 @@ def test_replicas_on_two_workers_outlive_a_killed_executor(spark: Any, cluster: 
     # anti-affinity: before the kill, each batch's two shards ran on the two executors
     before = [b for b in _two_shard_batches(root)
               if b["ms"] + 1000 * b["wall_s"] < killed["ms"]]
-    assert len(before) >= 6
+    assert len(before) >= 4
     assert all(len(set(b["shard_exec"].values())) == 2 for b in before), before[:3]
     execs = {e for b in before for e in b["shard_exec"].values()}
     assert any(e.endswith(f"@{killed['pid']}") for e in execs)
