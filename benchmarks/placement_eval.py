@@ -6,8 +6,9 @@
 configurations, 5 strategies (910 runs). ``paper``: the full grid, 17,550 runs (hours).
 
 ``--json PATH`` writes the AL margins (per topology class and strategy: the mean ratio and the
-range over the pairs), the share of runs over the time limit and the wall time as a raw file
-with the command, commit and machine (``benchmarks/provenance.py``). The margins are a function
+range over the pairs), the share of runs over the time limit, the search size and resolution
+times (per strategy and topology class: mean evaluations, mean and max seconds) and the wall
+time as a raw file with the command, commit and machine (``benchmarks/provenance.py``). The margins are a function
 of the seeded grid only; the times depend on the machine and its load.
 """
 
@@ -47,6 +48,21 @@ def margin_rows(df: pd.DataFrame, reference: str = "aels+rp+la") -> list[dict[st
     return rows
 
 
+def search_rows(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per strategy and topology class, over every run: the mean evaluations (operator x
+    resource pairs examined, the search's size), the mean and max resolution time (s), and
+    the mean AL (s) of the runs that placed (``None`` when none did)."""
+    out = []
+    for (s, tc), d in df.groupby(["strategy", "topo_class"]):
+        ok = d[d.status == "ok"]
+        out.append({"strategy": s, "topo_class": tc, "runs": len(d),
+                    "evaluations_mean": float(d.evaluations.mean()),
+                    "time_mean_s": float(d.resolution_time.mean()),
+                    "time_max_s": float(d.resolution_time.max()),
+                    "al_mean_s": float(ok.latency.mean()) if len(ok) else None})
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--scale", choices=sorted(SCALES), default="small")
@@ -67,6 +83,7 @@ def main() -> None:
                 for s, d in df.groupby("strategy")}
         got = {"scale": args.scale, "runs": len(df), "wall_s": time.perf_counter() - t,
                "time_limit_s": limit, "over_limit_pct": over, "margins": margin_rows(df),
+               "search": search_rows(df),
                "placed_pct": {s: float((d.status == "ok").mean() * 100)
                               for s, d in df.groupby("strategy")}}
         print(f"wrote {raw_file(args.json, got, args=vars(args))}")

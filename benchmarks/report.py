@@ -1227,6 +1227,23 @@ def _placement_margins(raws: list[Any]) -> str:
                      ["---", "---", "---:", "---:", "---:"], rows))
 
 
+_TOPO_ORDER = {"regular": 0, "large": 1, "extra-large": 2}
+
+
+def _placement_search(raws: list[Any]) -> str:
+    """``placement_eval.py --json``'s search: per strategy and topology class, the mean
+    evaluations (the search's size), the mean / max resolution time and the mean AL."""
+    res = raws[0]
+    order = sorted(res["search"], key=lambda r: (r["strategy"], _TOPO_ORDER.get(r["topo_class"], 9)))
+    rows = [[r["strategy"], r["topo_class"], _n(r["runs"]), _n(round(r["evaluations_mean"])),
+             f"{r['time_mean_s']:.3f} / {r['time_max_s']:.2f}",
+             "-" if r["al_mean_s"] is None else f"{r['al_mean_s']:.3f}"]
+            for r in order]
+    return _table(["strategy", "topologies", "runs", "mean evaluations",
+                   "resolution time mean / max (s)", "mean AL (s)"],
+                  ["---", "---", "---:", "---:", "---:", "---:"], rows)
+
+
 def _placement_margin_verdict(raws: list[Any], strategy: str, bound_pct: float) -> str:
     """"AELS+RP+LA at least ``bound_pct``% better than ``strategy``" on regular topologies,
     read as a mean AL lower by that share (the seeded grid: one value, no spread)."""

@@ -439,6 +439,29 @@ def test_the_placement_margins_decide_on_regular_topologies() -> None:
         report._placement_margins([raw])
 
 
+def test_the_placement_search_is_one_row_per_strategy_and_class_in_size_order() -> None:
+    import pandas as pd
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_placement_eval", ROOT / "benchmarks" / "placement_eval.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    df = pd.DataFrame([
+        {"strategy": s, "topo_class": tc, "status": st, "latency": lat, "evaluations": ev,
+         "resolution_time": t}
+        for s, tc, st, lat, ev, t in (
+            ("aels", "large", "ok", 2.0, 1000, 0.5), ("aels", "large", "ok", 4.0, 3000, 1.5),
+            ("aels", "regular", "infeasible", float("nan"), 10, 0.01),
+            ("aels+rp+la", "regular", "ok", 1.0, 980, 0.02))])
+    rows = bench.search_rows(df)
+    table = report._placement_search([{"search": rows}])
+    lines = [ln for ln in table.splitlines() if ln.startswith("| aels")]
+    assert lines == ["| aels | regular | 1 | 10 | 0.010 / 0.01 | - |",
+                     "| aels | large | 2 | 2,000 | 1.000 / 1.50 | 3.000 |",
+                     "| aels+rp+la | regular | 1 | 980 | 0.020 / 0.02 | 1.000 |"]
+
+
 def test_window_slices_are_compared_repetition_by_repetition() -> None:
     res = {f"k={k} kernel": {"windows": [5, 10][:k], "unfused": _spread_dict([2.0, 2.2, 2.1]),
                              "fused": _spread_dict([1.0, 1.1, 1.2]), "ratio": _spread_dict(r)}
