@@ -985,6 +985,22 @@ def _pair_verdict(raws: list[Any], index: int) -> str:
     return "no difference"
 
 
+def _steps_verdict(raws: list[Any], index: int) -> str:
+    """The target "pair ``index``'s arm below its baseline at every step" (a cell comparison:
+    a step is a rate), each step decided on its paired differences: met when every step says
+    the arm is lower, missed when one says the baseline is, not decided when one cannot
+    decide, else no difference."""
+    p = _decided_pairs(raws[0])[index]
+    said = [s.verdict for s in p.steps]
+    if not said or "not decided" in said:
+        return "not decided"
+    if all(v == f"{p.a} lower" for v in said):
+        return "met"
+    if f"{p.b} lower" in said:
+        return "missed"
+    return "no difference"
+
+
 def _window_verdict(raws: list[Any], index: int, window: str) -> str:
     """The target "pair ``index``'s arm below its baseline" on one whole-run statistic,
     ``window``, by the rules of :func:`_pair_verdict`."""

@@ -361,6 +361,26 @@ def test_a_pair_and_a_window_verdict_follow_the_runs() -> None:
     assert report._pair_verdict([flipped], 1) == "missed"
 
 
+def test_a_steps_verdict_needs_the_arm_lower_at_every_step() -> None:
+    """A cell comparison's target ("Reuse below Default at every rate") from the steps'
+    paired verdicts: _decided_raw's step 2 is no difference, so not met; with step 2 made
+    lower too, met; with one step's arms swapped run by run, missed."""
+    import copy
+
+    raw = report.body(_decided_raw())
+    assert report._steps_verdict([raw], 0) == "no difference"
+    lower = copy.deepcopy(raw)
+    for r in lower["runs"]:
+        if r["arm"] == "reuse-inplace":
+            r["values"][1] -= 0.1
+    assert report._steps_verdict([lower], 0) == "met"
+    by = {(r["rep"], r["arm"]): r for r in lower["runs"]}
+    for rep in (1, 2, 3):
+        a, b = by[rep, "reuse-inplace"]["values"], by[rep, "default-inplace"]["values"]
+        a[0], b[0] = b[0], a[0]
+    assert report._steps_verdict([lower], 0) == "missed"
+
+
 def _spread_dict(values: list[float]) -> dict:
     return {"n": len(values), "median": sorted(values)[len(values) // 2], "min": min(values),
             "max": max(values)}
