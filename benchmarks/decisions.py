@@ -205,7 +205,9 @@ COMPARISONS: tuple[Comparison, ...] = (
         script="benchmarks/runtime_rates.py",
         args=("--workload", "opmw", "--rates", "10", "--modes", "default,default-shared,reuse",
               "--trigger", "10", "--settle", "30", "--window", "120", "--ramp-step", "0.5"),
-        cells_per_rep=3, run_s=267.0, fixed_s=60.0),
+        # run_s measured: 9 runs in 63 min (decide_rates_partial_opmw.json, 2026-11-29; the
+        # ramp starts up to 70 queries one after another); estimated 267 s before
+        cells_per_rep=3, run_s=413.0, fixed_s=60.0),
     Comparison(
         "seq-peak-riot", 4, "RIoT SEQ peak, 200/s, 20 s trigger: core saving at least 90% of "
         "the task saving (the paper's way and relaunch)", "cell",

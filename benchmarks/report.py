@@ -462,6 +462,37 @@ def _decided_saving(raws: list[Any]) -> str:
             "saved (the floor's Default - Reuse at the same rate):\n\n" + table2)
 
 
+def _decided_partial(raws: list[Any]) -> str:
+    """A decided cell of the paper's enactment (``decide.py rates-partial-*``, a query per
+    partial DAG): per rate and mode, the queries, the cores (median [min, max]) against the
+    per-event floor, the latency, the backlog over the window (medians) and how many runs
+    sustained the rate. The paired differences are :func:`_decided`'s table."""
+    raw = raws[0]
+    cells = raw["delegated"]
+    rows = []
+    for rate, mode, got, per_event, _col in _floor_cells(cells):
+        vals = [float(c["cores"]) for c in got]
+        if not vals:
+            continue
+        med = statistics.median
+        rows.append([f"{rate:g}", mode, _n(round(med(c["queries"] for c in got))), _spread(vals),
+                     _spread([v / per_event for v in vals], 2),
+                     f"{med(c['p50_ms'] for c in got) / 1000:.1f} / "
+                     f"{med(c['p99_ms'] for c in got) / 1000:.1f}",
+                     f"{_n(round(med(c['backlog_start'] for c in got)))} -> "
+                     f"{_n(round(med(c['backlog_end'] for c in got)))}",
+                     f"{sum(1 for c in got if c['sustained'])} of {len(got)}"])
+    args = cells["args"]
+    return (f"{raw['reps']} interleaved fresh-JVM runs per mode (`benchmarks/decide.py "
+            f"{raw['comparison']['name']}`), trigger {args['trigger']:g} s, a "
+            f"{args['window']:g} s window after {args['settle']:g} s; the floor is "
+            "`benchmarks/limit.py`'s per-event floor, measured by the same run; latency and "
+            "backlog are medians over the runs.\n\n"
+            + _table(["rate/s", "mode", "queries", "cores", "x floor per event",
+                      "p50 / p99 latency (s)", "backlog start -> end", "sustained"],
+                     ["---:", "---", "---:", "---:", "---:", "---", "---", "---"], rows))
+
+
 def _saving_verdict(raws: list[Any]) -> str:
     """"Cores saved at least 0.9x the work saved" (issue 11), against the columnar floor's work
     (issue 35), pair by pair at each rate (:func:`_bound_verdict`)."""
@@ -1446,6 +1477,14 @@ def registry() -> dict[str, Entry]:
                   verdict=lambda raws: _seq_saving_verdict(raws, "reuse-relaunch")),
             Entry(f"decide_seq_peak_{w}_partial", (f"decide_seq_peak_{w}.json",),
                   verdict=lambda raws: _seq_saving_verdict(raws, "reuse")))),
+        # the paper's enactment at the OPMW SEQ peak (issue 12): its cells, the paired
+        # differences, and Reuse below Default with its own sources and with shared ones
+        Entry("decide_rates_partial_opmw_cells", ("decide_rates_partial_opmw.json",),
+              _decided_partial),
+        Entry("decide_rates_partial_opmw", ("decide_rates_partial_opmw.json",), _decided,
+              verdict=lambda raws: _steps_verdict(raws, 0)),
+        Entry("decide_rates_partial_opmw_shared", ("decide_rates_partial_opmw.json",),
+              verdict=lambda raws: _steps_verdict(raws, 1)),
         # benchmarks without Spark, raw files since issue 33: the manager (issue 2), placement
         # speed (issue 6), bus frames and the relay hop (issue 12), the shard worker and the
         # staged executor against the floor (issue 22)
