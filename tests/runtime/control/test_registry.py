@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
+from typing import Any
 
 from reuse.runtime.control import Registry
 
@@ -32,17 +34,33 @@ def test_register_beat_and_the_lowest_frontier(redis_url: str, run: str) -> None
 AGE_S, SILENT_S = 2.0, 2.5
 
 
+def _after(reg: Registry, beats: dict[str, int], look: Callable[[], Any], tries: int = 5) -> Any:
+    """``look()`` right after ``beats``; again (beating again first) while what it sees has
+    an instance that just beat as dead: a process starved for ``AGE_S`` between a beat and
+    the look (the README command runs these tests at nice 19 beside two Spark lanes) is not
+    a registry that forgot the beat, and one that forgets fails every try."""
+    for _ in range(tries):
+        for iid, frontier in beats.items():
+            reg.beat(iid, frontier)
+        got = look()
+        if set(beats) <= {i.id for i in reg.live_instances(AGE_S)}:
+            return got
+    return got
+
+
+def _live_after(reg: Registry, beats: dict[str, int]) -> list[str]:
+    return _after(reg, beats, lambda: [i.id for i in reg.live_instances(AGE_S)])
+
+
 def test_a_silent_instance_is_dead_and_a_beat_revives_it(redis_url: str, run: str) -> None:
     reg = Registry(redis_url, run)
     reg.register("a", frontier=50)
     reg.register("b", frontier=20)
     time.sleep(SILENT_S)
-    reg.beat("a", 60)
-    assert [i.id for i in reg.live_instances(AGE_S)] == ["a"]
-    assert [i.id for i in reg.dead_instances(AGE_S)] == ["b"]
-    assert reg.lowest_frontier(AGE_S) == 60  # the dead one no longer holds it back
-    reg.beat("b", 25)
-    assert [i.id for i in reg.live_instances(AGE_S)] == ["a", "b"]
+    assert _live_after(reg, {"a": 60}) == ["a"]
+    assert [i.id for i in reg.dead_instances(AGE_S)] == ["b"]  # silent, and it stays dead
+    assert _after(reg, {"a": 60}, lambda: reg.lowest_frontier(AGE_S)) == 60  # b holds it no more
+    assert _live_after(reg, {"a": 60, "b": 25}) == ["a", "b"]
     reg.leave("b")
     assert [i.id for i in reg.instances()] == ["a"]
     assert Registry(redis_url, run + "x").lowest_frontier(1.0) is None

@@ -36,8 +36,8 @@ at the shard level; the engine runs each shard of a batch as one Spark task). A 
 at a batch boundary at or after the cut that made its task shared: a batch ``[lo, hi)`` that a
 requested start falls strictly inside moves the start to ``hi``, so the replica's first batch
 starts exactly where the primary's saved state ends and it is seeded with that state (the
-engine copies it; ``replica_of`` in the spec). Replicas end with their primary, or when it falls
-below ``U`` users.
+engine copies it; ``replica_of`` in the spec); one made with its primary keeps its start.
+Replicas end with their primary, or when it falls below ``U`` users.
 
 Load balance: a new unit goes to the least loaded shard; after each change, if moving one whole
 unit from the most to the least loaded shard lowers the maximum load by more than ``margin``
@@ -412,13 +412,21 @@ class Deployment:
         if freed:
             self._changed(freed)
         for t, d in list(self.tasks.items()):
-            if d.replica_of is not None and lo < d.start < hi:
+            if d.replica_of is not None and lo < d.start < hi and not self._born_with(d):
                 # a replica starts on a batch boundary, where its primary's state is saved
                 start = hi if d.end is None else min(hi, d.end)
                 self.tasks[t] = replace(d, start=start)
                 self.replica_log[t]["start"] = start
         self.frontier = max(self.frontier, hi)
         return self.snapshot()
+
+    def _born_with(self, d: DeployedTask) -> bool:
+        """Made with its primary, from no state: both start cold at the cut, so no seeding and
+        no move. Moved, its start was batch timing a resume cannot re-enact: a driver killed
+        before its first batch left no state, and the resumed replica ran cold (2026-11-29)."""
+        p = self.tasks.get(d.replica_of or "")
+        return (p is not None and p.start == d.start and p.takes_over is None
+                and not p.absorbs)
 
     def snapshot(self) -> Epoch:
         parents = {t: [p for p in d.parents if p in self.tasks] for t, d in self.tasks.items()}

@@ -102,6 +102,34 @@ def test_a_replica_starts_on_a_batch_boundary() -> None:
     assert seed_replicas(dep.claim(20, 24), {"a.t0": {"n": 5}}, 20).get(r) is None
 
 
+def test_a_replica_made_with_its_primary_keeps_its_start_inside_a_batch() -> None:
+    """With U = 1 a submit replicates its new tasks at its own cut. Primary and replica start
+    cold there, so the replica is not moved to the batch's end: its start is the cut whatever
+    the batches were, and a resumed engine that re-enacts the submit (no batch claimed yet)
+    decides the same start as the driver that ran the batch (a killed driver's resume once
+    ran such a replica cold from a checkpoint that had no state for it)."""
+    def deployment(batches: list[tuple[int, int]]) -> Deployment:
+        pl, dep = ReusePlanner(), Deployment(2)
+        dep.claim(0, 164)
+        dep.deploy(pl.submit(chain("a", "X")), 168)
+        replicate(pl, dep, 1, 168, min_users=1)
+        for lo, hi in batches:
+            dep.claim(lo, hi)
+        return dep
+
+    ran, resumed = deployment([(164, 184)]), deployment([])
+    r = "a.t0" + REPLICA_MARK + "1"
+    assert ran.tasks[r].start == resumed.tasks[r].start == 168
+    assert ran.replica_log[r] == resumed.replica_log[r]
+    # and a replica of a primary that already ran still waits for the batch's end
+    pl, dep = ReusePlanner(), Deployment(2)
+    dep.deploy(pl.submit(chain("a", "X")), 0)
+    dep.claim(0, 10)
+    replicate(pl, dep, 1, 13, min_users=1)
+    dep.claim(10, 17)
+    assert dep.tasks[r].start == 17
+
+
 def test_moving_a_primary_onto_its_replica_moves_the_replica_away() -> None:
     pl, dep = ReusePlanner(), Deployment(2)
     dep.deploy(pl.submit(chain("a", "X")), 0)
