@@ -1500,6 +1500,7 @@ def registry() -> dict[str, Entry]:
         # benchmarks/window_slices.py --json (issue 35, item 3): window groups, fused or not
         Entry("window_slices", ("window_slices.json",), _window_slices),
         Entry("placement_margins", ("placement_eval.json",), _placement_margins),
+        Entry("placement_search", ("placement_eval.json",), _placement_search),
         Entry("placement_cloud_only", ("placement_eval.json",),
               verdict=lambda raws: _placement_margin_verdict(raws, "cloud-only", 26.0)),
         Entry("placement_tcep", ("placement_eval.json",),
