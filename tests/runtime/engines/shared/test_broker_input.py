@@ -3,6 +3,7 @@ the ready mark follows the sources the deployment reads, and stalls are one-line
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from pathlib import Path
@@ -51,9 +52,18 @@ def test_ready_mark_and_stall(tmp_path: Path, mqtt_broker: str) -> None:
         held = inp.ready
         time.sleep(1.5)
         assert inp.ready == held
-        with pytest.raises(MqttError, match=r"no new message on sensors/TAXI .*none yet"):
-            inp.check()
-        assert int(inp.ready_file.read_text()) == held
+        # said once SYS went on for stall_s: at once on an idle machine; a starved one (the
+        # README command runs this at nice 19 beside two Spark lanes) may take longer
+        deadline = time.time() + 30
+        while True:
+            try:
+                inp.check()
+            except MqttError as exc:
+                assert re.search(r"no new message on sensors/TAXI .*none yet", str(exc)), exc
+                break
+            assert time.time() < deadline, "the TAXI stall was never reported"
+            time.sleep(0.2)
+        assert inp.ready == held and int(inp.ready_file.read_text()) == held
         # the publisher stops: every source silent is no error (it may have finished, and the
         # engine then works off what arrived); the TAXI stall above was
         del needed["TAXI"]
