@@ -6,10 +6,11 @@
 configurations, 5 strategies (910 runs). ``paper``: the full grid, 17,550 runs (hours).
 
 ``--json PATH`` writes the AL margins (per topology class and strategy: the mean ratio and the
-range over the pairs), the share of runs over the time limit, the search size and resolution
-times (per strategy and topology class: mean evaluations, mean and max seconds) and the wall
-time as a raw file with the command, commit and machine (``benchmarks/provenance.py``). The margins are a function
-of the seeded grid only; the times depend on the machine and its load.
+range over the pairs), the share of runs over the time limit, the search (per strategy and
+topology class: mean evaluations, mean and max resolution time, mean AL) and the wall time as
+a raw file with the command, commit and machine (``benchmarks/provenance.py``). The margins,
+evaluations and AL are a function of the seeded grid only; the times depend on the machine
+and its load.
 """
 
 from __future__ import annotations

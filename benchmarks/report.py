@@ -96,6 +96,11 @@ def _f(x: float | None, digits: int = 3) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
 
+def _sustained(cells: Sequence[dict[str, Any]]) -> str:
+    """How many of a cell's runs sustained the rate: ``"2 of 3"``."""
+    return f"{sum(1 for c in cells if c['sustained'])} of {len(cells)}"
+
+
 def _n(x: int | float) -> str:
     return f"{int(round(x)):,}"
 
@@ -290,7 +295,7 @@ def _rates_issue35(raws: list[Any]) -> str:
                      f"{med / _floor_cores(raw, mode, rate):.1f}",
                      f"{med / col:.1f}" if col else "-",
                      _spread(p50, 2) if p50 else "-", _spread(p99, 2) if p99 else "-",
-                     f"{sum(1 for c in cells if c['sustained'])} of {len(cells)}"])
+                     _sustained(cells)])
     table = _table(["mode", "tasks", "cores", "x floor (per event)", "x floor (columnar)",
                     "p50 latency (s)", "p99 latency (s)", "sustained"],
                    ["---", "---:", "---:", "---:", "---:", "---:", "---:", "---"], rows)
@@ -319,7 +324,7 @@ def _cores_latency(raws: list[Any]) -> str:
                          str(cells[0]["running_tasks"]),
                          _spread([float(c["cores"]) for c in cells]),
                          _spread(p50, 2) if p50 else "-", _spread(p99, 2) if p99 else "-",
-                         f"{sum(1 for c in cells if c['sustained'])} of {len(cells)}"])
+                         _sustained(cells)])
     table = _table(["rate/s", "mode", "trigger (s)", "tasks", "cores", "p50 latency (s)",
                     "p99 latency (s)", "sustained"],
                    ["---:", "---", "---:", "---:", "---:", "---:", "---:", "---"], rows)
@@ -357,7 +362,7 @@ def _decided_floor(raws: list[Any]) -> str:
         rows.append([f"{rate:g}", mode, _spread(vals), _f(per_event),
                      _spread([v / per_event for v in vals], 2), _f(col) if col else "-",
                      _spread([v / col for v in vals], 2) if col else "-",
-                     f"{sum(1 for c in got if c['sustained'])} of {len(got)}"])
+                     _sustained(got)])
     table = _table(["rate/s", "mode", "cores", "floor per event", "x floor per event",
                     "floor columnar", "x floor columnar", "sustained"],
                    ["---:", "---", "---:", "---:", "---:", "---:", "---:", "---"], rows)
@@ -442,7 +447,7 @@ def _decided_saving(raws: list[Any]) -> str:
             continue
         rows.append([f"{rate:g}", mode, _spread(vals), _spread([v / per_event for v in vals], 2),
                      _spread([v / col for v in vals], 2) if col else "-",
-                     f"{sum(1 for c in got if c['sustained'])} of {len(got)}"])
+                     _sustained(got)])
     table = _table(["rate/s", "mode", "cores", "x floor per event", "x floor columnar",
                     "sustained"], ["---:", "---", "---:", "---:", "---:", "---"], rows)
     saving = []
@@ -481,7 +486,7 @@ def _decided_partial(raws: list[Any]) -> str:
                      f"{med(c['p99_ms'] for c in got) / 1000:.1f}",
                      f"{_n(round(med(c['backlog_start'] for c in got)))} -> "
                      f"{_n(round(med(c['backlog_end'] for c in got)))}",
-                     f"{sum(1 for c in got if c['sustained'])} of {len(got)}"])
+                     _sustained(got)])
     args = cells["args"]
     return (f"{raw['reps']} interleaved fresh-JVM runs per mode (`benchmarks/decide.py "
             f"{raw['comparison']['name']}`), trigger {args['trigger']:g} s, a "
