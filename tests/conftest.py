@@ -73,10 +73,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if seed is not None:
         items[:] = shuffled(items, seed, lambda i: str(i.path))
         return
-    # The tests that start several JVMs at once go last: the README command runs the tests
-    # without Spark beside the Spark lane (at nice 19, for its first 7-8 minutes), and on two
-    # cores a JVM's start is what their CPU slows most (the apps test took 79 s alone and up
-    # to 147 s beside them). A stable sort: otherwise the order is pytest's.
+    # The tests that start several JVMs at once go last: ``scripts/test.sh`` runs them in a
+    # lane of their own, so this only orders a run that selects both kinds (a JVM's start is
+    # what other CPU slows most). A stable sort: otherwise the order is pytest's.
     items[:] = sorted(items, key=lambda i: i.get_closest_marker("many_jvms") is not None)
 
 

@@ -21,6 +21,9 @@ from reuse.runtime.dataplane.ingest import Ingest
 from reuse.runtime.dataplane.mqtt import MqttError
 from reuse.testing import missing, mqtt_broker  # noqa: F401 - the fixture
 
+pytestmark = pytest.mark.realtime  # waits on its own server, thread or process
+
+
 HAVE_RIOT = (riotbench_dir() / "SYS_sample_data_senml.csv").is_file()
 RATE, SECONDS = 40, 1.0
 N = int(RATE * SECONDS)

@@ -19,6 +19,8 @@ import pytest
 
 from reuse.cli.lab import lab_command
 
+pytestmark = pytest.mark.realtime  # waits on its own server, thread or process
+
 
 def _free_port() -> int:
     with socket.socket() as s:

@@ -14,10 +14,13 @@ import sys
 import time
 
 import psutil
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from reuse.runtime.measure import CpuMeter, SinkTail, hold_step, percentile
+
+pytestmark = pytest.mark.realtime  # waits on its own server, thread or process
 
 # --- percentile ------------------------------------------------------------------------------
 

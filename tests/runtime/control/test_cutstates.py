@@ -10,6 +10,8 @@ import pytest
 from reuse.runtime.control import ControlError
 from reuse.runtime.control.cutstates import CutStates
 
+pytestmark = pytest.mark.realtime  # waits on its own server, thread or process
+
 
 def test_the_first_copy_of_a_state_is_kept_and_a_reader_waits_for_it(redis_url: str,
                                                                       run: str) -> None:

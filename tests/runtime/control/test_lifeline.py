@@ -15,6 +15,8 @@ import pytest
 
 from reuse.testing import missing
 
+pytestmark = pytest.mark.realtime  # waits on its own server, thread or process
+
 PATIENCE_S = 1.5
 EVERY_S = 0.2  # between pings: the last answered one can be this long before the stop
 STUCK = """

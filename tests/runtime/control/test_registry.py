@@ -7,7 +7,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from reuse.runtime.control import Registry
+
+pytestmark = pytest.mark.realtime  # waits on its own server, thread or process
 
 
 def test_register_beat_and_the_lowest_frontier(redis_url: str, run: str) -> None:

@@ -19,6 +19,8 @@ from reuse.runtime.dataplane.keeper import Keeper
 from reuse.runtime.dataplane.publish import Publisher, PublishReport, Stream
 from reuse.testing import missing
 
+pytestmark = pytest.mark.realtime  # waits on its own server, thread or process
+
 
 @pytest.fixture
 def redis_exe() -> None:

@@ -15,6 +15,8 @@ from reuse.runtime.dataplane import mosquitto
 from reuse.runtime.dataplane.mqtt import MqttError
 from reuse.testing import missing
 
+pytestmark = pytest.mark.realtime  # waits on its own server, thread or process
+
 
 def free_port() -> int:
     with socket.socket() as s:

@@ -23,6 +23,8 @@ from reuse.runtime.dataplane.publish import Publisher, Stream
 from reuse.runtime.spec import RunSpec
 from reuse.testing import missing
 
+pytestmark = pytest.mark.realtime  # waits on its own server, thread or process
+
 
 def free_port() -> int:
     import socket

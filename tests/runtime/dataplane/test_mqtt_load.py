@@ -24,6 +24,8 @@ from reuse.runtime.dataplane.mqtt_load import (
     scan_packets,
 )
 
+pytestmark = pytest.mark.realtime  # waits on its own server, thread or process
+
 
 def test_a_long_publish_has_a_multi_byte_length() -> None:
     payload = b"x" * 20_000

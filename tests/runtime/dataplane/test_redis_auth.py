@@ -11,6 +11,8 @@ import pytest
 from reuse.runtime.common.run_secrets import run_secret
 from reuse.testing import missing
 
+pytestmark = pytest.mark.realtime  # waits on its own server, thread or process
+
 
 def test_a_client_without_the_secret_is_refused(tmp_path: Path) -> None:
     if shutil.which("redis-server") is None:

@@ -12,6 +12,8 @@ import pytest
 from reuse.runtime import SparkRuntimeError
 from reuse.testing import missing
 
+pytestmark = pytest.mark.realtime  # waits on its own server, thread or process
+
 
 @pytest.fixture
 def taken_port() -> Iterator[int]:

@@ -7,12 +7,16 @@ import json
 import time
 from pathlib import Path
 
+import pytest
+
 from reuse.runtime.dataplane.bus import FileBus
 from reuse.runtime.dataplane.frames import decode_frame
 from reuse.runtime.dataplane.ingest import Ingest
 from reuse.runtime.dataplane.mqtt import bus_topic, parse_broker_url
 from reuse.runtime.dataplane.publish import Publisher, Stream, message
 from reuse.runtime.dataplane.resend import Schedule, encode_request, resend_topic
+
+pytestmark = pytest.mark.realtime  # waits on its own server, thread or process
 
 
 def test_a_schedule_gives_each_seq_the_stamp_it_was_sent_with() -> None:

@@ -14,6 +14,8 @@ from reuse.runtime.dataplane.mqtt import MqttError
 from reuse.runtime.dataplane.publish import Publisher, Stream
 from reuse.runtime.engines.shared.broker_input import BrokerInput
 
+pytestmark = pytest.mark.realtime  # waits on its own server, thread or process
+
 
 def _until(cond, timeout_s: float = 10.0) -> None:  # type: ignore[no-untyped-def]
     deadline = time.time() + timeout_s
