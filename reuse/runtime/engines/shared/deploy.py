@@ -36,14 +36,13 @@ at the shard level; the engine runs each shard of a batch as one Spark task). A 
 at a batch boundary at or after the cut that made its task shared: a batch ``[lo, hi)`` that a
 requested start falls strictly inside moves the start to ``hi``, so the replica's first batch
 starts exactly where the primary's saved state ends and it is seeded with that state (the
-engine copies it; ``replica_of`` in the spec); one made with its primary keeps its start.
-Replicas end with their primary, or when it falls below ``U`` users.
+engine copies it; ``replica_of`` in the spec; a resume takes the starts from the last saved
+batch); one made with its primary keeps its start. Replicas end with their primary, or when it
+falls below ``U`` users.
 
-Load balance: a new unit goes to the least loaded shard; after each change, if moving one whole
-unit from the most to the least loaded shard lowers the maximum load by more than ``margin``
-(5%), it moves (at most one move per change, so a trace's moves stay few). Load is the sum of
-task weights: 1 per task unless the caller weighs them (the inplace engine weighs each task by
-its measured CPU per event, and rebalances as the measurements come in).
+Load balance: a new unit goes to the least loaded shard; after each change, one whole unit
+moves from the most to the least loaded shard if that lowers the maximum load by more than
+``margin`` (5%). Load is the sum of task weights (the inplace engine's: CPU per event).
 """
 
 from __future__ import annotations
@@ -164,15 +163,8 @@ class Epoch:
 
 class Deployment:
     """Tasks, shards and windows of the inplace engine; changed only through its methods.
-
-    Parameters
-    ----------
-    shards
-        Number of shards (partitions of the shared query), at least 1.
-    weight
-        Load of one deployed task (default 1 for every task but sources, which are 0); the
-        inplace engine passes each task's measured CPU per event.
-    """
+    ``shards``: the shared query's partitions (at least 1); ``weight``: a deployed task's load
+    (default 1, sources 0; the inplace engine passes each task's measured CPU per event)."""
 
     def __init__(self, shards: int,
                  weight: Callable[[DeployedTask], float] | None = None) -> None:
@@ -427,6 +419,15 @@ class Deployment:
         p = self.tasks.get(d.replica_of or "")
         return (p is not None and p.start == d.start and p.takes_over is None
                 and not p.absorbs)
+
+    def resume_starts(self, saved: Mapping[str, int]) -> None:
+        """Replicas re-enacted at their cuts take the starts a dead driver's claims gave them
+        (``saved``: its last saved batch's); else one moved in that batch runs cold."""
+        for t, start in saved.items():
+            d = self.tasks.get(t)
+            if d is not None and d.replica_of is not None and int(start) > d.start:
+                self.tasks[t] = replace(d, start=int(start))
+                self.replica_log[t]["start"] = int(start)
 
     def snapshot(self) -> Epoch:
         parents = {t: [p for p in d.parents if p in self.tasks] for t, d in self.tasks.items()}

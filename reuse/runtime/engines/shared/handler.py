@@ -177,6 +177,9 @@ class ShardHandler:
         # seq 399 ... at -2", 2026-11-28; the query-per-DAG engine had the same fix, 583fb70)
         last = self.states.latest()
         self.processed = int(last["hi"]) if last is not None and "hi" in last else -1
+        if last is not None:  # a resumed run: its replicas start where the dead driver's did
+            with engine.lock:
+                engine.deployment.resume_starts(last.get("replicas", {}))
         self.in_batch = False
 
     def __call__(self, df: DataFrame, batch_id: int) -> None:
@@ -271,7 +274,9 @@ class ShardHandler:
                     shard_cpu[int(shard)] = sum(st["cpu"].values())
                     events += int(st["events"])
         self.states.save(batch_id, {"tasks": new_states, "lo": lo, "hi": hi,
-                                    "version": epoch.version, "cursors": cursors})
+                                    "version": epoch.version, "cursors": cursors,
+                                    "replicas": {t["id"]: int(t["start"]) for s in epoch.shards
+                                                 for t in s if t.get("replica_of")}})
         if hooks is not None:
             hooks.done(lo, hi, new_states, sink_text, sorted(set(shard_exec.values())))
         self.processed = max(self.processed, hi)

@@ -19,7 +19,14 @@ from reuse.runtime import SparkRuntimeError
 from reuse.runtime.accounting import copies, reference_records
 from reuse.runtime.common.planners import DefaultPlanner, ReusePlanner
 from reuse.runtime.common.sink_history import ledger_task
-from reuse.runtime.engines.shared.deploy import REPLICA_MARK, Deployment, End, Move, Replicate
+from reuse.runtime.engines.shared.deploy import (
+    REPLICA_MARK,
+    Deployment,
+    End,
+    Epoch,
+    Move,
+    Replicate,
+)
 from reuse.runtime.engines.shared.shard import run_shard, seed_replicas
 from reuse.testing import riot_flows
 
@@ -128,6 +135,37 @@ def test_a_replica_made_with_its_primary_keeps_its_start_inside_a_batch() -> Non
     replicate(pl, dep, 1, 13, min_users=1)
     dep.claim(10, 17)
     assert dep.tasks[r].start == 17
+
+
+def test_a_resume_gives_a_moved_replica_the_start_its_dead_driver_gave_it() -> None:
+    """A replica of a primary that already ran, made inside the last batch a driver completed
+    before dying: that batch's claim moved it to the batch's end, where it was seeded. The
+    resume re-enacts the replication at its cut and claims no batch already run, so without
+    the saved starts the replica kept the cut, was never seeded and ran cold."""
+    def deployment(batches: list[tuple[int, int]]) -> tuple[Deployment, Epoch]:
+        pl, dep = ReusePlanner(), Deployment(2)
+        dep.deploy(pl.submit(chain("a", "X")), 0)
+        replicate(pl, dep, 1, 13, min_users=1)
+        epoch = dep.snapshot()
+        for lo, hi in batches:
+            epoch = dep.claim(lo, hi)
+        return dep, epoch
+
+    r = "a.t0" + REPLICA_MARK + "1"
+    ran, last = deployment([(0, 10), (10, 17)])  # 13 falls in the last batch run: moved to 17
+    saved = {t["id"]: int(t["start"]) for s in last.shards for t in s if t.get("replica_of")}
+    assert saved[r] == 17
+    resumed, _ = deployment([])
+    assert resumed.tasks[r].start == 13  # re-enacted: the cut, as if no batch had run
+    resumed.resume_starts(saved)
+    assert resumed.tasks[r].start == ran.tasks[r].start == 17
+    assert resumed.replica_log[r] == ran.replica_log[r]
+    # its first batch after the resume seeds it with the state its primary saved at 17
+    states = seed_replicas(resumed.claim(17, 20), {"a.t0": {"n": 3}}, 17)
+    assert states[r] == {"n": 3}
+    # a start saved before a later claim moved it (a restart's in-flight batch) stays moved
+    ran.resume_starts({r: 13})
+    assert ran.tasks[r].start == 17
 
 
 def test_moving_a_primary_onto_its_replica_moves_the_replica_away() -> None:
