@@ -24,6 +24,8 @@ loop: the per-event loop stays the loop that made the committed figures.
   ``seq`` and break that tie; the runtime's engines sort by ``seq`` the same way.) A parent's
   batch goes to each of its children as it is, so a kernel must not write into its input's
   columns. The sources come as columns (:func:`~reuse.runtime.common.source_batch.source_batch`).
+  Each batch runs with the cyclic collector held back (:mod:`reuse.tasks.columnar.gc_hold`),
+  as the engine's columnar interpreter runs one: from 2026-11-29, before which it was not.
 
 From issue 35 on, engine costs are judged against the **columnar** floor: an engine running
 the kernels can do no better than they do in one plain process. Both floors run the same tasks
@@ -53,6 +55,7 @@ from reuse.runtime.common.planners import ReusePlanner, make_planner
 from reuse.runtime.common.source_batch import source_batch
 from reuse.tasks.base import Event
 from reuse.tasks.columnar import Batch, Kernel, kernel_for
+from reuse.tasks.columnar.gc_hold import held_gc
 
 __all__ = ["FloorResult", "floor_run"]
 
@@ -240,16 +243,18 @@ def _columnar(plan: _Plan, start: int, seqs: int, rate: float, data_dir: str, ba
     c0 = time.process_time()
     for lo in range(start, end, batch):
         n = min(batch, end - lo)
-        outs: dict[str, Batch] = {
-            s: source_batch(stream, typ, lo, n, 0, rate, data_dir) for s, stream, typ in sources}
-        for t, parents, kernel, is_sink in steps:
-            inp = _merged([outs[p] for p in parents])
-            if is_sink:
-                outputs += inp.n
-            if not inp.n:
-                outs[t] = inp
-                continue
-            res = kernel.run(inp)
-            if not is_sink:
-                outs[t] = res
+        with held_gc():  # as the engine's columnar interpreter runs a batch
+            outs: dict[str, Batch] = {
+                s: source_batch(stream, typ, lo, n, 0, rate, data_dir)
+                for s, stream, typ in sources}
+            for t, parents, kernel, is_sink in steps:
+                inp = _merged([outs[p] for p in parents])
+                if is_sink:
+                    outputs += inp.n
+                if not inp.n:
+                    outs[t] = inp
+                    continue
+                res = kernel.run(inp)
+                if not is_sink:
+                    outs[t] = res
     return time.process_time() - c0, outputs

@@ -61,6 +61,7 @@ from reuse.runtime.common.predicates import (
 from reuse.runtime.common.predicates import split_cpu as _split_cpu
 from reuse.runtime.common.window_groups import WindowGroup, window_groups
 from reuse.tasks.columnar import Batch, Kernel, PerEvent, kernel_for
+from reuse.tasks.columnar.gc_hold import held_gc
 from reuse.tasks.columnar.slices import run_sliced
 
 __all__ = ["UNBOUNDED", "WindowOut", "task_window", "seq_slice", "record_writer",
@@ -277,10 +278,10 @@ def run_window(tasks: Sequence[Mapping[str, Any]], lo: int, hi: int,
     if any(k in opts for k in RUN_FLAGS):
         opts = {k: v for k, v in opts.items() if k not in RUN_FLAGS}
     if columnar and gather is parents_merged and not tagged and taken is None and sent is None:
-        return _run_columnar(tasks, lo, hi, states, opts,
-                             source_batch or (lambda t, a, b: Batch.from_events(source(t, a, b))),
-                             fuse=fuse, fuse_windows=fuse_windows, clock=clock,
-                             skip_idle=skip_idle)
+        with held_gc():  # a batch's containers die by refcount: no cyclic walks meanwhile
+            return _run_columnar(tasks, lo, hi, states, opts, source_batch or (
+                lambda t, a, b: Batch.from_events(source(t, a, b))), fuse=fuse,
+                fuse_windows=fuse_windows, clock=clock, skip_idle=skip_idle)
     return _run_per_event(tasks, lo, hi, states, opts, source=source, gather=gather,
                           tagged=tagged, taken=taken, sent=sent, clock=clock, fuse=fuse,
                           skip_idle=skip_idle)
