@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -150,11 +151,12 @@ class _RecordedKernel(Kernel):
 def floor_run(flows: Sequence[Dataflow], *, shares: bool, seqs: int, start: int = 0,
               data_dir: str = "", pi_iterations: int = 1600, rate: float = 10.0,
               match: MatchPolicy | None = None, columnar: bool = False, batch: int = 1000,
-              record: bool = False) -> FloorResult:
+              record: bool = False, hold_gc: bool = True) -> FloorResult:
     """Run every dataflow of ``flows`` (all present at once, as at a SEQ peak) over
     ``[start, start + seqs)``; with ``shares``, merged under ``match`` (default: exact), so
     a containment residual reads its wide task's output. ``columnar``: the columnar floor,
-    ``batch`` source ``seq`` at a time. ``record``: keep what the workload delivers
+    ``batch`` source ``seq`` at a time (``hold_gc=False``: without the collector's hold, for
+    ``benchmarks/gc_hold.py``). ``record``: keep what the workload delivers
     (:attr:`FloorResult.delivered`; a run that records is not a measurement: its CPU
     includes the copies).
 
@@ -178,7 +180,7 @@ def floor_run(flows: Sequence[Dataflow], *, shares: bool, seqs: int, start: int 
         {t: [] for t, _, _, is_sink in plan.work if is_sink or t in plan.unread}
         if record else None)
     if columnar:
-        cpu, outputs = _columnar(plan, start, seqs, rate, data_dir, batch, recorded)
+        cpu, outputs = _columnar(plan, start, seqs, rate, data_dir, batch, recorded, hold_gc)
     else:
         cpu, outputs = _per_event(plan, start, seqs, rate, data_dir, recorded)
     return FloorResult(shares, len(plan.work), len(plan.sources), seqs, cpu, outputs,
@@ -227,7 +229,7 @@ def _merged(batches: list[Batch]) -> Batch:
 
 
 def _columnar(plan: _Plan, start: int, seqs: int, rate: float, data_dir: str, batch: int,
-              recorded: dict[str, list[Event]] | None) -> tuple[float, int]:
+              recorded: dict[str, list[Event]] | None, hold: bool) -> tuple[float, int]:
     """The columnar floor: ``batch`` ``seq`` at a time, each task's kernel on its parents'
     merged output batch. A task with an empty input does not run (no event, no ``process``
     call: the per-event floor's behaviour too)."""
@@ -243,7 +245,7 @@ def _columnar(plan: _Plan, start: int, seqs: int, rate: float, data_dir: str, ba
     c0 = time.process_time()
     for lo in range(start, end, batch):
         n = min(batch, end - lo)
-        with held_gc():  # as the engine's columnar interpreter runs a batch
+        with held_gc() if hold else nullcontext():  # as the engine's interpreter runs one
             outs: dict[str, Batch] = {
                 s: source_batch(stream, typ, lo, n, 0, rate, data_dir)
                 for s, stream, typ in sources}
