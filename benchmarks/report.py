@@ -745,6 +745,25 @@ def _jvm_cds(raws: list[Any]) -> str:
             f"(`{args['base_opts']}` in both); the archive: {args['archive_mb']} MB.")
 
 
+def _gc_hold(raws: list[Any]) -> str:
+    """The RIoT columnar floor with and without the collector's hold (``benchmarks/gc_hold.py``):
+    per mode, median [min, max] ms per ``seq`` of each arm and the spread rule's verdict."""
+    r = raws[0]
+    rows = []
+    for mode, v in r["verdicts"].items():
+        by = {arm: [x["ms_per_seq"] for x in r["runs"] if x["mode"] == mode and x["arm"] == arm]
+              for arm in ("without", "with")}
+        verdict = (f"{v['lower']} lower by {_f(abs(v['diff']), 3)} ms/seq"
+                   if v["outcome"] == "lower" else v["outcome"])
+        rows.append([mode, _spread(by["without"]), _spread(by["with"]), verdict])
+    a = r["args"]
+    return (_table(["mode", "without the hold (ms/seq)", "with it (ms/seq)", "verdict"],
+                   ["---", "---:", "---:", "---"], rows)
+            + f"\n\n{a['reps']} runs per arm, interleaved, one process; {a['seqs']} `seq`, "
+            f"batches of {a['batch']}; the first generation's threshold {a['held_threshold']:,} "
+            f"with the hold, {a['default_threshold']:,} without.")
+
+
 def _fresh_clone(raws: list[Any]) -> str:
     """The README's commands on fresh clones (``benchmarks/fresh_clone.py``): per pass, the
     result, each pytest lane's time (the Spark lane; the many-JVM lane, run beside it only
@@ -1451,6 +1470,8 @@ def registry() -> dict[str, Entry]:
         Entry("rates_columnar", ("rates_columnar.json",), _rates_issue35),
         # benchmarks/limit.py --json docs/bench/floor.json: both floors (issue 35)
         Entry("floor", ("floor.json",), _floor_table),
+        # benchmarks/gc_hold.py: the columnar floor with and without the collector's hold
+        Entry("gc_hold", ("gc_hold.json",), _gc_hold),
         # decided by benchmarks/decide.py (issue 33, item 3): Figure 3, paired by step
         Entry("decide_fig3_riot", ("decide_fig3_riot.json",), _decided,
               verdict=_decided_verdict),
