@@ -48,14 +48,13 @@ def main(argv: list[str] | None = None) -> int:
     verdicts = {}
     for mode, shares in (("default", False), ("reuse", True)):
         floor_run(flows, shares=shares, seqs=50, start=10_000, **base)  # warm: models, files
+        ms: dict[str, list[float]] = {"without": [], "with": []}
         for rep in range(args.reps):
             for arm, hold in (("without", False), ("with", True)):
                 r = floor_run(flows, shares=shares, seqs=args.seqs, hold_gc=hold, **base)
-                runs.append({"mode": mode, "arm": arm, "rep": rep + 1,
-                             "ms_per_seq": round(r.ms_per_seq, 4)})
+                ms[arm].append(round(r.ms_per_seq, 4))
+                runs.append({"mode": mode, "arm": arm, "rep": rep + 1, "ms_per_seq": ms[arm][-1]})
                 print(json.dumps(runs[-1]), flush=True)
-        ms = {arm: [float(str(x["ms_per_seq"])) for x in runs
-                    if x["mode"] == mode and x["arm"] == arm] for arm in ("with", "without")}
         v = compare("with", ms["with"], "without", ms["without"], unit="ms/seq")
         verdicts[mode] = {**v.to_dict(), "text": str(v)}
         print(mode, v)

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Run a command as a starved process runs: in its own process group (every server and process it
 # starts inherits it), stopped for $STOP_S seconds (default 2) of every $STOP_S + $RUN_S (RUN_S
-# default 1), until it ends. A nice-19 process beside busy Spark lanes gets its CPU in such
-# bursts; a test that waits on the wall clock for a thread or a server of its own fails here the
-# way it fails there, and a test that only computes passes, only slower. For finding the tests
-# that must not run starved:  ./scripts/with-stutter.sh .venv/bin/python -m pytest -m "not spark"
+# default 1), until it ends. It shows that a command survives pauses, only slower; it does not
+# find the `realtime` tests (docs/development.md): it pauses a test and the servers and threads
+# it started together, where a nice-19 lane beside busy Spark lanes starves each of them on its
+# own schedule. The Spark-free set passed under it (2026-11-29):
+#   ./scripts/with-stutter.sh .venv/bin/python -m pytest -m "not spark and not browser"
 set -euo pipefail
 STOP_S="${STOP_S:-2}"
 RUN_S="${RUN_S:-1}"

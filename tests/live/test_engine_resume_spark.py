@@ -43,18 +43,28 @@ time.sleep(600)
 """
 
 
-def test_a_dead_engine_is_resumed_exactly(spark: Any, tmp_path: Path) -> None:
-    root = tmp_path / "run"
-    proc = subprocess.Popen([sys.executable, "-c", _DRIVER, str(root)], text=True,
+def _first_line_then_dead(driver: str, root: Path, *, kills_itself: bool = False) -> str:
+    """Run ``driver`` on ``root`` in a session of its own and return its first line of output,
+    once it and its JVM are dead: killed here, or (``kills_itself``) waited for."""
+    proc = subprocess.Popen([sys.executable, "-c", driver, str(root)], text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:
         assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "READY", "the driver never got outputs"
-        done = max(b["hi"] for b in read_batches(root))
+        line = proc.stdout.readline().strip()
+        if kills_itself:
+            proc.wait(timeout=60)
+        return line
     finally:
         if proc.poll() is None:
             kill_group(proc)
+
+
+def test_a_dead_engine_is_resumed_exactly(spark: Any, tmp_path: Path) -> None:
+    root = tmp_path / "run"
+    said = _first_line_then_dead(_DRIVER, root)
+    assert said == "READY", "the driver never got outputs"
+    done = max(b["hi"] for b in read_batches(root))
     assert journal_kinds(root) == ["start", "op", "op", "op"]
     time.sleep(2)  # the sources go on in wall time while nobody runs the engine
     with pytest.raises(ReuseError, match="already holds a run"):
@@ -119,16 +129,7 @@ def test_a_replica_moved_in_the_last_batch_before_a_death_resumes_warm(
     replication at its cut and must still start the replica at the batch's end, from the
     state saved there (it once ran cold from the checkpoint: ``Deployment.resume_starts``)."""
     root = tmp_path / "run"
-    proc = subprocess.Popen([sys.executable, "-c", _MOVED, str(root)], text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    try:
-        assert proc.stdout is not None
-        said = proc.stdout.readline().split()
-        proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            kill_group(proc)
+    said = _first_line_then_dead(_MOVED, root, kills_itself=True).split()
     assert said[:1] == ["CUT"], "the driver never saw the batch holding its cut"
     cut, batches, lo, hi = map(int, said[1:])
     # the case itself: the cut fell strictly inside the last batch the driver completed

@@ -5,11 +5,10 @@ lists, a column's objects) and free nearly all of them by reference counting: th
 parts of cycles. CPython's cyclic collector still runs whenever 700 more containers have been
 allocated than freed, walks every young container each time, and every tenth time the older
 ones too, so a batch pays for walks that find nothing. On the RIoT SEQ peak's columnar floor
-(Reuse, 1,000 ``seq`` a batch) that was about a fifth of the CPU: 0.27-0.28 ms per ``seq``
-with the default threshold, 0.22 with the first generation's raised to 100,000 (three
-interleaved runs each, one process, 2026-11-29; ``benchmarks/limit.py`` measures the floors
-with this hold, the raw file says which commit). Turning the collector off instead saves no
-more and would leave a cycle made in a batch uncollected until something turned it on.
+(1,000 ``seq`` a batch) that was about a fifth of the CPU: ``benchmarks/gc_hold.py`` measures
+the floor with and without the hold, interleaved (``docs/bench/gc_hold.json``, BENCHMARKS.md).
+Turning the collector off instead saved no more in a profile, and would leave a cycle made in
+a batch uncollected until something turned it on.
 
 :func:`held_gc` raises the first generation's threshold for the length of a ``with`` block
 and puts back what it found, so a cycle made while it holds is collected by the first

@@ -423,11 +423,11 @@ class Deployment:
     def resume_starts(self, saved: Mapping[str, int]) -> None:
         """Replicas re-enacted at their cuts take the starts a dead driver's claims gave them
         (``saved``: its last saved batch's); else one moved in that batch runs cold."""
-        for t, start in saved.items():
+        for t, start in ((t, int(s)) for t, s in saved.items()):
             d = self.tasks.get(t)
-            if d is not None and d.replica_of is not None and int(start) > d.start:
-                self.tasks[t] = replace(d, start=int(start))
-                self.replica_log[t]["start"] = int(start)
+            if d is not None and d.replica_of is not None and start > d.start:
+                self.tasks[t] = replace(d, start=start)
+                self.replica_log[t]["start"] = start
 
     def snapshot(self) -> Epoch:
         parents = {t: [p for p in d.parents if p in self.tasks] for t, d in self.tasks.items()}
